@@ -105,12 +105,22 @@ static void report(Diag *d, const char *what, const CmmSource *s, CmmLoc loc,
   fprintf(d->out, "%s:%u:%u: %s: ", s->name, line, col, what);
   vfprintf(d->out, fmt, ap);
   fputc('\n', d->out);
-  /* The source line (tabs kept so the caret lines up), then the caret. */
+  /* The source line (tabs kept so the caret lines up), then the caret.  A very long
+   * line is cut to a window around the column. */
+  enum { WINDOW = 160 };
   const char *start = s->text + s->line_starts[line - 1];
+  const char *at = s->text + (loc < s->len ? loc : s->len);
   const char *end = start;
   while (end < s->text + s->len && *end != '\n' && *end != '\r') end++;
-  fprintf(d->out, "%.*s\n", (int)(end - start), start);
-  for (const char *p = start; p < s->text + loc && p < end; p++)
+  const char *from = start, *to = end;
+  if (at - from > WINDOW / 2) from = at - WINDOW / 2;
+  if (to - from > WINDOW) to = from + WINDOW;
+  while (from > start && ((unsigned char)*from & 0xC0) == 0x80) from--; /* whole characters */
+  while (to < end && ((unsigned char)*to & 0xC0) == 0x80) to++;
+  const char *dots = from > start ? "..." : "";
+  fprintf(d->out, "%s%.*s%s\n", dots, (int)(to - from), from, to < end ? "..." : "");
+  fputs(dots, d->out);
+  for (const char *p = from; p < at && p < to; p++)
     if (((unsigned char)*p & 0xC0) != 0x80) fputc(*p == '\t' ? '\t' : ' ', d->out);
   fputs("^\n", d->out);
 }

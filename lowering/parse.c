@@ -25,7 +25,9 @@
  * Each parse function carries the grammar rule it implements; docs/cmm-syntax.md
  * collects them.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
+#endif
 #include "cmm.h"
 
 #include <errno.h>
@@ -46,7 +48,11 @@ typedef struct Parser {
   StrMap blocks;
   VEC(CmmExpr *) labels;
   bool in_static;    /* label differences are allowed */
+  unsigned depth;    /* of nested expressions: deep input must not overflow our stack */
 } Parser;
+
+/* The height of an expression tree: nesting and operator chains both count. */
+enum { MAX_DEPTH = 1000 };
 
 /* ---- tokens and errors ------------------------------------------------------------ */
 
@@ -334,7 +340,15 @@ static CmmExpr *named_machop(Parser *P, CmmToken t) {
 }
 
 /* atom := '(' expr ')' | machop | type '[' expr ']' | global | local | number | label */
+static CmmExpr *parse_atom_(Parser *P);
 static CmmExpr *parse_atom(Parser *P) {
+  if (++P->depth > MAX_DEPTH) fail_at(P, P->tok.loc, "expression nested too deeply");
+  CmmExpr *e = parse_atom_(P);
+  P->depth--;
+  return e;
+}
+
+static CmmExpr *parse_atom_(Parser *P) {
   CmmToken t = P->tok;
   if (t.kind == TK_LPAREN) {
     next(P);
@@ -412,6 +426,7 @@ static CmmExpr *parse_unary(Parser *P) {
   e->u.mo.op = t.p[0] == '-' ? CMM_MO_S_NEG : CMM_MO_NOT;
   e->u.mo.nargs = 1;
   e->u.mo.args = arena_alloc(P->a, sizeof *e->u.mo.args);
+  if (++P->depth > MAX_DEPTH) fail_at(P, t.loc, "expression nested too deeply");
   if (alone) {
     next(P);
   } else { /* the operand is the rest of the run */
@@ -420,6 +435,7 @@ static CmmExpr *parse_unary(Parser *P) {
     P->tok.loc++;
   }
   e->u.mo.args[0] = parse_unary(P);
+  P->depth--;
   return e;
 }
 
@@ -454,16 +470,22 @@ static CmmExpr *binary(Parser *P, int op, CmmExpr *x, CmmExpr *y, CmmLoc loc) {
 static CmmExpr *parse_level(Parser *P, int level) {
   static const int tighter[10] = {[1] = 7, [7] = 8, [8] = 9};
   CmmExpr *x = level == 9 ? parse_unary(P) : parse_level(P, tighter[level]);
+  unsigned depth = P->depth;
   for (;;) {
     int l, op = infix_op(P, &l);
-    if (op < 0 || l != level) return x;
+    if (op < 0 || l != level) {
+      P->depth = depth;
+      return x;
+    }
     CmmLoc loc = P->tok.loc;
+    if (++P->depth > MAX_DEPTH) fail_at(P, loc, "expression nested too deeply");
     next(P);
     CmmExpr *y = level == 9 ? parse_unary(P) : parse_level(P, tighter[level]);
     x = binary(P, op, x, y, loc);
     if (level == 1) {
       if (infix_op(P, &l) >= 0 && l == 1)
         fail_at(P, P->tok.loc, "comparisons and shifts do not associate: add parentheses");
+      P->depth = depth;
       return x;
     }
   }
@@ -1072,7 +1094,9 @@ static void parse_rep(Parser *P, CmmRep *r) {
     r->kind = CMM_REP_RTS;
     r->rts_type = parse_u32(P, "a closure type");
     r->inner = arena_alloc(P->a, sizeof *r->inner);
+    if (++P->depth > MAX_DEPTH) fail_at(P, P->tok.loc, "info table nested too deeply");
     parse_rep(P, r->inner);
+    P->depth--;
     return;
   }
   expect_name(P, "HeapRep");
@@ -1279,13 +1303,17 @@ static bool is_timestamp(const char *p, size_t n) {
          memcmp(p + n - 4, " UTC", 4) == 0 && all_digits(p, 4);
 }
 
-/* file    := section* EOF
+/* file    := {comment | section} EOF
  * section := [TITLE [timestamp]] group
- * group   := '[' [decl {',' decl}] ']' */
+ * group   := '[' [decl {',' decl}] ']'
+ * (GHC prints no comments between sections; strobe lets tests and hand-written
+ * programs have them, and drops them.) */
 static void parse_file(Parser *P, CmmFile *f) {
   VEC(CmmGroup) groups = {0};
   next(P);
-  while (P->tok.kind != TK_EOF) {
+  for (;;) {
+    while (P->tok.kind == TK_COMMENT) next(P);
+    if (P->tok.kind == TK_EOF) break;
     CmmGroup g = {.loc = P->tok.loc};
     if (P->tok.kind == TK_TITLE) {
       g.title = tok_str(P, P->tok);
