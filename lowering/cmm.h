@@ -127,7 +127,7 @@ typedef enum {
 
 typedef struct CmmMachOpInfo {
   const char *name, *infix;
-  uint8_t arity, nwidths, prec, result;
+  uint8_t arity, nwidths, prec, result, infix_len;
 } CmmMachOpInfo;
 enum { CMM_RES_OPND, CMM_RES_BITS, CMM_RES_FLOAT, CMM_RES_CMP, CMM_RES_TO_BITS, CMM_RES_TO_FLOAT };
 extern const CmmMachOpInfo cmm_machops[CMM_NUM_MACHOPS];
@@ -136,7 +136,7 @@ typedef struct CmmPrimOpInfo { const char *name; uint8_t arg; } CmmPrimOpInfo;
 enum { CMM_PRIMARG_NONE, CMM_PRIMARG_WIDTH, CMM_PRIMARG_INT, CMM_PRIMARG_WIDTH_AMO };
 extern const CmmPrimOpInfo cmm_primops[CMM_NUM_PRIMOPS];
 
-typedef struct CmmGlobalRegInfo { const char *name; CmmType type; } CmmGlobalRegInfo;
+typedef struct CmmGlobalRegInfo { const char *name; uint8_t len; CmmType type; } CmmGlobalRegInfo;
 extern const CmmGlobalRegInfo cmm_global_regs[CMM_NUM_GLOBAL_REGS];
 
 /* What a bare name in value position refers to; decided per proc (parse.c). */

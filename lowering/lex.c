@@ -22,11 +22,21 @@ void cmm_lex_init(CmmLexer *lx, const CmmSource *src, Diag *d) {
 
 /* Bytes of UTF-8 sequences count too: Haskell names may be Unicode, and foreign-call
  * hints print as ‘signed’ (or `signed' in the C locale). */
-bool cmm_is_label_char(int c) {
-  if (c >= 0x80 || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
-    return true;
-  return c != 0 && strchr("_$.#'!%&*+/<=>?@\\^|~:-`", c) != NULL;
-}
+#define SYM(c) [c] = true
+static const bool label_chars[256] = {
+    SYM('_'), SYM('$'), SYM('.'), SYM('#'), SYM('\''), SYM('!'), SYM('%'), SYM('&'),
+    SYM('*'), SYM('+'), SYM('/'), SYM('<'), SYM('='), SYM('>'), SYM('?'), SYM('@'),
+    SYM('\\'), SYM('^'), SYM('|'), SYM('~'), SYM(':'), SYM('-'), SYM('`'),
+#define RANGE4(c) SYM(c), SYM(c + 1), SYM(c + 2), SYM(c + 3)
+#define RANGE16(c) RANGE4(c), RANGE4(c + 4), RANGE4(c + 8), RANGE4(c + 12)
+    RANGE4('0'), RANGE4('4'), SYM('8'), SYM('9'),
+    RANGE16('A'), RANGE4('A' + 16), RANGE4('A' + 20), SYM('Y'), SYM('Z'),
+    RANGE16('a'), RANGE4('a' + 16), RANGE4('a' + 20), SYM('y'), SYM('z'),
+    RANGE16(0x80), RANGE16(0x90), RANGE16(0xA0), RANGE16(0xB0),
+    RANGE16(0xC0), RANGE16(0xD0), RANGE16(0xE0), RANGE16(0xF0),
+};
+
+bool cmm_is_label_char(int c) { return c >= 0 && c < 256 && label_chars[c]; }
 
 /* `()`, `(,,)` or `[]` followed by a label character: part of a name. */
 static size_t tuple_name_len(const char *p, const char *end) {

@@ -198,7 +198,8 @@ static bool type_of(const char *p, size_t n, CmmType *t) {
 
 static int global_reg_of(const char *p, size_t n) {
   for (int r = 0; r < CMM_NUM_GLOBAL_REGS; r++)
-    if (strlen(cmm_global_regs[r].name) == n && memcmp(cmm_global_regs[r].name, p, n) == 0)
+    if (cmm_global_regs[r].len == n && cmm_global_regs[r].name[0] == p[0] &&
+        memcmp(cmm_global_regs[r].name, p, n) == 0)
       return r;
   return -1;
 }
@@ -444,7 +445,7 @@ static int infix_op(const Parser *P, int *level) {
   if (P->tok.kind != TK_NAME || P->tok.len > 2) return -1;
   for (int op = 0; op < CMM_NUM_MACHOPS; op++) {
     const CmmMachOpInfo *mi = &cmm_machops[op];
-    if (mi->infix && mi->arity == 2 && strlen(mi->infix) == P->tok.len &&
+    if (mi->infix_len == P->tok.len && mi->arity == 2 && mi->infix[0] == P->tok.p[0] &&
         memcmp(mi->infix, P->tok.p, P->tok.len) == 0) {
       *level = mi->prec;
       return op;

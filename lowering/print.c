@@ -61,14 +61,14 @@ static void print_args(FILE *out, CmmExpr *const *args, uint32_t n) {
 }
 
 static bool is_prefix(const CmmExpr *e) {
-  return e->kind == CMM_E_MACHOP && cmm_machops[e->u.mo.op].infix && e->u.mo.nargs == 1;
+  return e->kind == CMM_E_MACHOP && cmm_machops[e->u.mo.op].infix_len && e->u.mo.nargs == 1;
 }
 
 /* Levels: 1 compare/shift, 7 add, 8 multiply, 9 atoms and the tight operators. */
 static void print_at(FILE *out, const CmmExpr *e, int level) {
   if (e->kind == CMM_E_MACHOP) {
     const CmmMachOpInfo *mi = &cmm_machops[e->u.mo.op];
-    if (mi->infix && e->u.mo.nargs == 2) {
+    if (mi->infix_len && e->u.mo.nargs == 2) {
       int p = mi->prec;
       if (p < level) {
         fputc('(', out);
@@ -82,7 +82,7 @@ static void print_at(FILE *out, const CmmExpr *e, int level) {
       print_at(out, e->u.mo.args[1], p == 1 ? 7 : p == 7 ? 8 : 9);
       return;
     }
-    if (mi->infix) { /* prefix - and ~ */
+    if (mi->infix_len) { /* prefix - and ~ */
       const CmmExpr *x = e->u.mo.args[0];
       fputs(mi->infix, out);
       if (is_prefix(x)) {

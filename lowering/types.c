@@ -16,14 +16,14 @@
 #define F64 {CMM_FLOAT, 64}
 
 const CmmGlobalRegInfo cmm_global_regs[CMM_NUM_GLOBAL_REGS] = {
-#define X(id, name, type) [CMM_REG_##id] = {name, type},
+#define X(id, name, type) [CMM_REG_##id] = {name, sizeof name - 1, type},
 #include "globalregs.def"
 #undef X
 };
 
 const CmmMachOpInfo cmm_machops[CMM_NUM_MACHOPS] = {
 #define X(id, name, arity, nw, infix, prec, result) \
-  [CMM_MO_##id] = {name, infix, arity, nw, prec, CMM_RES_##result},
+  [CMM_MO_##id] = {name, infix, arity, nw, prec, CMM_RES_##result, sizeof infix - 1},
 #include "machops.def"
 #undef X
 };
