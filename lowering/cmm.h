@@ -75,11 +75,11 @@ CmmSource *cmm_source_from_memory(const char *name, const char *text, size_t len
 void cmm_source_free(CmmSource *s);
 void cmm_source_linecol(const CmmSource *s, CmmLoc loc, uint32_t *line, uint32_t *col);
 
-/* Where diagnostics go; the caller decides what an error means (no exit() here). */
+/* Where diagnostics go; the caller decides what an error means (no exit() here).
+ * The front end stops at its first error, so there is one per failed input. */
 typedef struct Diag {
   FILE *out;        /* NULL: count only */
   unsigned errors;
-  unsigned max_errors; /* stop reporting (but keep counting) after this many; 0 = 1 */
 } Diag;
 
 void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)

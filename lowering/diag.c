@@ -118,7 +118,9 @@ static void report(Diag *d, const char *what, const CmmSource *s, CmmLoc loc,
   while (from > start && ((unsigned char)*from & 0xC0) == 0x80) from--; /* whole characters */
   while (to < end && ((unsigned char)*to & 0xC0) == 0x80) to++;
   const char *dots = from > start ? "..." : "";
-  fprintf(d->out, "%s%.*s%s\n", dots, (int)(to - from), from, to < end ? "..." : "");
+  fputs(dots, d->out);
+  fwrite(from, 1, (size_t)(to - from), d->out);
+  fprintf(d->out, "%s\n", to < end ? "..." : "");
   fputs(dots, d->out);
   for (const char *p = from; p < at && p < to; p++)
     if (((unsigned char)*p & 0xC0) != 0x80) fputc(*p == '\t' ? '\t' : ' ', d->out);
@@ -126,8 +128,7 @@ static void report(Diag *d, const char *what, const CmmSource *s, CmmLoc loc,
 }
 
 void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
-  unsigned max = d->max_errors ? d->max_errors : 1;
-  if (d->errors++ >= max) return;
+  d->errors++;
   va_list ap;
   va_start(ap, fmt);
   report(d, "error", s, loc, fmt, ap);
@@ -135,8 +136,6 @@ void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
 }
 
 void diag_note(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
-  unsigned max = d->max_errors ? d->max_errors : 1;
-  if (d->errors > max) return;
   va_list ap;
   va_start(ap, fmt);
   report(d, "note", s, loc, fmt, ap);

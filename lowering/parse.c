@@ -48,6 +48,10 @@ typedef struct Parser {
   StrMap blocks;
   VEC(CmmExpr *) labels;
   bool in_static;    /* label differences are allowed */
+  bool in_comment;   /* lexing inside a `//` comment (the live registers) */
+  const char *open_what; /* the construct being parsed, for a note at end of file */
+  CmmLoc open_loc;
+  VEC(CmmLoc) block_locs; /* per proc: where each block is defined */
   unsigned depth;    /* of nested expressions: deep input must not overflow our stack */
 } Parser;
 
@@ -76,7 +80,7 @@ static _Noreturn void fail_at(Parser *P, CmmLoc loc, const char *fmt, ...) {
 /* How a token reads in "got X". */
 static const char *describe(Parser *P, CmmToken t) {
   switch (t.kind) {
-  case TK_EOF: return "end of file";
+  case TK_EOF: return P->in_comment ? "the end of the comment" : "end of file";
   case TK_TITLE: return "a section title";
   case TK_COMMENT:
     return t.len >= 4 && memcmp(t.p, "tick", 4) == 0 ? "a tick" : "a comment";
@@ -91,7 +95,10 @@ static const char *describe(Parser *P, CmmToken t) {
 }
 
 static _Noreturn void expected(Parser *P, const char *what) {
-  fail_at(P, P->tok.loc, "expected %s, got %s", what, describe(P, P->tok));
+  diag_error(P->d, P->src, P->tok.loc, "expected %s, got %s", what, describe(P, P->tok));
+  if (P->tok.kind == TK_EOF && !P->in_comment && P->open_what)
+    diag_note(P->d, P->src, P->open_loc, "%s started here", P->open_what);
+  longjmp(P->fail, 1);
 }
 
 static bool is_name(const Parser *P, const char *s) {
@@ -292,15 +299,32 @@ static CmmExpr *number_expr(Parser *P, CmmToken t) {
   return e;
 }
 
-/* A run that starts with `-` or `~` is a prefix operator glued to its operand, unless
- * it is a label whose name is an operator (`-->_r1Ab_closure`): then the next
- * character is a symbol or `_` and there is no `::` (which only a register has). */
+static bool is_alnum(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* A run of symbols alone (`-`, `==`) is an operator, never an operand: a label named
+ * by an operator always has a suffix (`GHC.Num.-_info`). */
+static bool only_symbols(CmmToken t) {
+  for (uint32_t i = 0; i < t.len; i++)
+    if (is_alnum((unsigned char)t.p[i]) || t.p[i] == '_' || (unsigned char)t.p[i] >= 0x80)
+      return false;
+  return true;
+}
+
+/* A run that starts with `-` or `~` is a prefix operator glued to its operand (`-I64[…]`,
+ * `~~R1`, `-_s1::I64`), unless it is a label whose name is an operator
+ * (`-->_r1Ab_closure`): then a symbol or `_` follows, the run ends in a label suffix
+ * (before any offset), and there is no `::` (which only a register has). */
 static bool is_glued_prefix(CmmToken t) {
   if (t.len < 2 || (t.p[0] != '-' && t.p[0] != '~')) return false;
   unsigned char c = (unsigned char)t.p[1];
-  bool label_like = c == '_' || (c < 0x80 && !((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                                               (c >= '0' && c <= '9') || c == '%'));
-  return !label_like || memmem(t.p, t.len, "::", 2) != NULL;
+  if (is_alnum(c) || c == '%' || c >= 0x80 || memmem(t.p, t.len, "::", 2)) return true;
+  size_t n = t.len;
+  while (n > 0 && t.p[n - 1] >= '0' && t.p[n - 1] <= '9') n--;
+  if (n < t.len && n > 0 && (t.p[n - 1] == '+' || t.p[n - 1] == '-')) n--;
+  else n = t.len;
+  return !has_label_suffix(t.p, n);
 }
 
 /* machop := '%MO_' name '_W' n ['_W' n] '(' expr {',' expr} ')' */
@@ -368,7 +392,7 @@ static CmmExpr *parse_atom_(Parser *P) {
     }
     return e;
   }
-  if (t.kind != TK_NAME || tok_is_def(t)) expected(P, "an expression");
+  if (t.kind != TK_NAME || tok_is_def(t) || only_symbols(t)) expected(P, "an expression");
   if (t.len > 4 && memcmp(t.p, "%MO_", 4) == 0) return named_machop(P, t);
   if ((is_glued_prefix(t) && !(t.p[1] >= '0' && t.p[1] <= '9')) ||
       (t.len == 1 && (t.p[0] == '-' || t.p[0] == '~') && P->lx.p < P->lx.end && *P->lx.p == '('))
@@ -940,8 +964,10 @@ static void parse_block(Parser *P, CmmBlock *b, uint32_t index) {
   uint32_t first;
   if (!strmap_put(&P->blocks, P->a, b->label, index, &first)) {
     diag_error(P->d, P->src, t.loc, "block '%s' is defined twice", b->label);
+    diag_note(P->d, P->src, P->block_locs.v[first], "'%s' was first defined here", b->label);
     longjmp(P->fail, 1);
   }
+  vec_push(P->a, &P->block_locs, t.loc);
   next(P);
   if (P->tok.kind != TK_COMMENT)
     expected(P, "the block's tick scope ('// c1/c2'; dumps made with -dsuppress-ticks lack it)");
@@ -1211,6 +1237,7 @@ static void parse_live(Parser *P, CmmProc *pr) {
   CmmToken c = P->tok;
   CmmLexer saved = P->lx;
   sub_lexer(P, &P->lx, c.p, c.p + c.len);
+  P->in_comment = true;
   next(P);
   VEC(uint8_t) live = {0};
   expect_kind(P, TK_LBRACKET, "'[' to open the live registers");
@@ -1226,6 +1253,7 @@ static void parse_live(Parser *P, CmmProc *pr) {
   pr->nlive = live.n;
   pr->live = live.v;
   P->lx = saved;
+  P->in_comment = false;
   next(P);
 }
 
@@ -1233,6 +1261,8 @@ static void parse_live(Parser *P, CmmProc *pr) {
 static void parse_proc(Parser *P, CmmProc *pr) {
   pr->loc = P->tok.loc;
   pr->label = parse_label_name(P, "a procedure or 'section'");
+  P->open_what = arena_printf(P->a, "procedure '%s'", pr->label);
+  P->open_loc = pr->loc;
   expect_kind(P, TK_LPAREN, "'(' after the procedure name");
   expect_kind(P, TK_RPAREN, "')'");
   expect_kind(P, TK_LBRACE, "'{' to open the procedure");
@@ -1242,6 +1272,7 @@ static void parse_proc(Parser *P, CmmProc *pr) {
   expect_name(P, "offset");
   strmap_init(&P->blocks, P->a, 16);
   P->labels.n = 0;
+  P->block_locs.n = 0;
   VEC(CmmBlock) blocks = {0};
   while (P->tok.kind != TK_RBRACE) {
     if (!tok_is_def(P->tok)) expected(P, "a block label ('c1K8:') or '}'");
@@ -1254,12 +1285,15 @@ static void parse_proc(Parser *P, CmmProc *pr) {
   pr->blocks = blocks.v;
   expect_kind(P, TK_RBRACE, "'}' to close the procedure");
   resolve_proc(P, pr);
+  P->open_what = NULL;
 }
 
 /* data := 'section' '"' '"' type '"' ' . ' label '"' '{' label ':' static* '}'
  * (GHC prints the section type in quotes inside the quoted header, unescaped) */
 static void parse_data(Parser *P, CmmData *dt) {
   dt->loc = P->tok.loc;
+  P->open_what = "the section";
+  P->open_loc = dt->loc;
   const char *p = P->lx.p, *end = P->lx.end;
   while (p < end && (*p == ' ' || *p == '\t')) p++;
 #define FAIL_HERE(...) fail_at(P, (CmmLoc)(p - P->src->text), __VA_ARGS__)
@@ -1280,11 +1314,18 @@ static void parse_data(Parser *P, CmmData *dt) {
   P->lx.p = p + 1;
   next(P);
   expect_kind(P, TK_LBRACE, "'{' to open the section");
+  CmmLoc label_loc = P->tok.loc;
   dt->label = parse_def(P, "the data label and ':'");
-  if (strcmp(dt->label, section_label) != 0)
-    fail_at(P, dt->loc, "section '%s' defines label '%s'", section_label, dt->label);
+  if (strcmp(dt->label, section_label) != 0) {
+    diag_error(P->d, P->src, label_loc, "expected label '%s' of the section, got '%s'",
+               section_label, dt->label);
+    diag_note(P->d, P->src, (CmmLoc)(lb - P->src->text), "the section header names '%s'",
+              section_label);
+    longjmp(P->fail, 1);
+  }
   dt->statics = parse_statics(P, &dt->nstatics, TK_RBRACE);
   next(P);
+  P->open_what = NULL;
 }
 
 /* decl := data | proc */

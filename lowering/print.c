@@ -60,8 +60,12 @@ static void print_args(FILE *out, CmmExpr *const *args, uint32_t n) {
   fputc(')', out);
 }
 
-static bool is_prefix(const CmmExpr *e) {
-  return e->kind == CMM_E_MACHOP && cmm_machops[e->u.mo.op].infix_len && e->u.mo.nargs == 1;
+/* A prefix operator, or a bitwise one: an operand that GHC would leave bare but that
+ * reads back differently as the operand of a prefix, or on the right of `& | ^`.  GHC
+ * never prints such trees; strobe parenthesises them so that what it prints means what
+ * it parsed. */
+static bool is_tight(const CmmExpr *e) {
+  return e->kind == CMM_E_MACHOP && cmm_machops[e->u.mo.op].prec == 9;
 }
 
 /* Levels: 1 compare/shift, 7 add, 8 multiply, 9 atoms and the tight operators. */
@@ -77,15 +81,22 @@ static void print_at(FILE *out, const CmmExpr *e, int level) {
         return;
       }
       /* left-associative (level 1 is non-associative: both sides tighter) */
+      const CmmExpr *y = e->u.mo.args[1];
       print_at(out, e->u.mo.args[0], p == 1 ? 7 : p);
       fprintf(out, " %s ", mi->infix);
-      print_at(out, e->u.mo.args[1], p == 1 ? 7 : p == 7 ? 8 : 9);
+      if (p == 9 && is_tight(y)) {
+        fputc('(', out);
+        print_at(out, y, 9);
+        fputc(')', out);
+      } else {
+        print_at(out, y, p == 1 ? 7 : p == 7 ? 8 : 9);
+      }
       return;
     }
     if (mi->infix_len) { /* prefix - and ~ */
       const CmmExpr *x = e->u.mo.args[0];
       fputs(mi->infix, out);
-      if (is_prefix(x)) {
+      if (is_tight(x)) {
         fputc('(', out);
         print_at(out, x, 9);
         fputc(')', out);

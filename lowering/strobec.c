@@ -32,7 +32,6 @@ typedef struct Options {
   Emit emit;
   const char *output;    /* NULL: stdout */
   const char *main_file; /* NULL: the file most ticks name */
-  unsigned max_errors;
   const char **inputs;
   int ninputs;
 } Options;
@@ -53,7 +52,6 @@ static void usage(FILE *out) {
         "                      every input succeeds\n"
         "  --main-file=NAME    the Haskell file being compiled, preferred for best notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
-        "  --max-errors=N      report at most N errors per input (default 1)\n"
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
         "\n"
@@ -69,7 +67,7 @@ static _Noreturn void usage_error(const char *fmt, const char *arg) {
 }
 
 static Options parse_options(int argc, char **argv) {
-  Options o = {.emit = EMIT_CMM, .max_errors = 1};
+  Options o = {.emit = EMIT_CMM};
   o.inputs = calloc((size_t)argc, sizeof *o.inputs);
   if (!o.inputs) internal_error("out of memory");
   bool no_more_options = false;
@@ -96,11 +94,6 @@ static Options parse_options(int argc, char **argv) {
       o.output = a + 2;
     } else if (strncmp(a, "--main-file=", 12) == 0) {
       o.main_file = a + 12;
-    } else if (strncmp(a, "--max-errors=", 13) == 0) {
-      char *end;
-      long n = strtol(a + 13, &end, 10);
-      if (*end || n < 1 || n > 100000) usage_error("bad --max-errors value '%s'", a + 13);
-      o.max_errors = (unsigned)n;
     } else {
       usage_error("unknown option '%s'", a);
     }
@@ -113,7 +106,7 @@ static Options parse_options(int argc, char **argv) {
 static bool compile(const Options *o, const char *path, FILE *out) {
   CmmSource *src = cmm_source_read(path);
   if (!src) return false;
-  Diag d = {.out = stderr, .max_errors = o->max_errors};
+  Diag d = {.out = stderr};
 
   CmmFile *f = cmm_parse(src, &d);
   bool ok = f && cmm_infer_types(f, &d);

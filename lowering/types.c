@@ -70,6 +70,10 @@ static bool label_is_gcptr(const char *name) {
 
 static bool infer(Infer *I, CmmExpr *e);
 
+static bool address(Infer *I, const CmmExpr *addr) {
+  return addr->type.cat != CMM_FLOAT || fail(I, addr->loc, "a float is not an address");
+}
+
 static bool infer_machop(Infer *I, CmmExpr *e) {
   const CmmMachOpInfo *mi = &cmm_machops[e->u.mo.op];
   for (unsigned i = 0; i < e->u.mo.nargs; i++)
@@ -98,8 +102,12 @@ static bool infer_machop(Infer *I, CmmExpr *e) {
       bool shift_amount = i == 1 && (e->u.mo.op == CMM_MO_SHL || e->u.mo.op == CMM_MO_U_SHR ||
                                      e->u.mo.op == CMM_MO_S_SHR);
       if (a->type.width != e->u.mo.w && !shift_amount)
-        return fail(I, a->loc, arena_printf(I->a, "operand of %%MO_%s_W%u is %s, not W%u", mi->name,
-                                            e->u.mo.w, wname(I, a->type), e->u.mo.w));
+        return fail(I, a->loc,
+                    mi->nwidths == 2
+                        ? arena_printf(I->a, "operand of %%MO_%s_W%u_W%u is %s, not W%u", mi->name,
+                                       e->u.mo.w, e->u.mo.w2, wname(I, a->type), e->u.mo.w)
+                        : arena_printf(I->a, "operand of %%MO_%s_W%u is %s, not W%u", mi->name,
+                                       e->u.mo.w, wname(I, a->type), e->u.mo.w));
     }
   }
   uint16_t w = e->u.mo.w, w2 = e->u.mo.w2;
@@ -128,10 +136,7 @@ static bool infer(Infer *I, CmmExpr *e) {
                             ? CMM_GCPTR : CMM_BITS, CMM_WORD_WIDTH};
     return true;
   case CMM_E_LABEL_DIFF: e->type = (CmmType){CMM_BITS, CMM_WORD_WIDTH}; return true;
-  case CMM_E_LOAD:
-    if (!infer(I, e->u.load.addr)) return false;
-    if (e->u.load.addr->type.cat == CMM_FLOAT) return fail(I, e->u.load.addr->loc, "a float is not an address");
-    return true;
+  case CMM_E_LOAD: return infer(I, e->u.load.addr) && address(I, e->u.load.addr);
   case CMM_E_LOCAL: {
     uint32_t first;
     if (strmap_put(&I->locals, I->a, e->u.local.name, I->uses.n, &first)) {
@@ -140,11 +145,12 @@ static bool infer(Infer *I, CmmExpr *e) {
       strmap_put(&I->locals, I->a, e->u.local.name, first, NULL); /* keep the first use */
       const CmmExpr *f = I->uses.v[first];
       if (f->type.cat != e->type.cat || f->type.width != e->type.width) {
-        uint32_t line, col;
-        cmm_source_linecol(I->src, f->loc, &line, &col);
-        return fail(I, e->loc, arena_printf(I->a, "local register '%s' is %s here but %s at line %u",
-                                            e->u.local.name, cmm_type_name(e->type),
-                                            cmm_type_name(f->type), line));
+        fail(I, e->loc, arena_printf(I->a, "local register '%s' is %s here but %s before",
+                                     e->u.local.name, cmm_type_name(e->type),
+                                     cmm_type_name(f->type)));
+        diag_note(I->d, I->src, f->loc, "'%s' first used as %s here", e->u.local.name,
+                  cmm_type_name(f->type));
+        return false;
       }
     }
     return true;
@@ -152,6 +158,9 @@ static bool infer(Infer *I, CmmExpr *e) {
   case CMM_E_REGOFF:
     if (!infer(I, e->u.regoff.reg)) return false;
     e->type = e->u.regoff.reg->type;
+    if (e->type.cat == CMM_FLOAT)
+      return fail(I, e->loc, arena_printf(I->a, "integer operator '+' applied to a float (%s)",
+                                          cmm_type_name(e->type)));
     return true;
   case CMM_E_MACHOP: return infer_machop(I, e);
   default: internal_error("infer: bad expression kind %d", e->kind);
@@ -179,7 +188,7 @@ static void infer_stmt(Infer *I, CmmStmt *s) {
       same_width(I, s->u.assign.lhs->type, s->u.assign.rhs, "a register");
     break;
   case CMM_S_STORE:
-    if (infer(I, s->u.store.addr) && infer(I, s->u.store.rhs))
+    if (infer(I, s->u.store.addr) && address(I, s->u.store.addr) && infer(I, s->u.store.rhs))
       same_width(I, s->u.store.type, s->u.store.rhs, "a store");
     break;
   case CMM_S_CCALL:

@@ -1,0 +1,25 @@
+# lit configuration for strobe: Cmm in, IR / DWARF / program output / lldb transcript out.
+# Loaded through the site config that CMake writes into build/lit-tests/.
+import os
+
+import lit.formats
+
+config.name = "strobe"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".cmm", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.strobe_obj_root, "lit-tests")
+
+# Tools: strobe's own from the build tree, FileCheck & co. from LLVM.
+config.environment["PATH"] = os.pathsep.join(
+    [config.strobe_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+)
+config.substitutions.append(("%strobec", os.path.join(config.strobe_tools_dir, "strobec")))
+config.substitutions.append(("%corpus", config.strobe_corpus))
+
+for tool in ["FileCheck", "not", "count"]:
+    # Only a word of its own (between spaces, pipes, ...), never part of a path or option.
+    config.substitutions.append(
+        (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))
+    )
