@@ -351,8 +351,9 @@ static CmmExpr *named_machop(Parser *P, CmmToken t) {
     e->u.mo.nargs = mi->arity;
     e->u.mo.args = arena_alloc(P->a, mi->arity * sizeof *e->u.mo.args);
     for (unsigned i = 0; i < mi->arity; i++) {
-      if (i) expect_kind(P, TK_COMMA, arena_printf(P->a, "',' (%%MO_%s takes %u operands)",
-                                                   mi->name, mi->arity));
+      if (i && P->tok.kind != TK_COMMA)
+        expected(P, arena_printf(P->a, "',' (%%MO_%s takes %u operands)", mi->name, mi->arity));
+      if (i) next(P);
       e->u.mo.args[i] = parse_expr(P);
     }
     if (P->tok.kind != TK_RPAREN)
@@ -535,6 +536,21 @@ static CmmExpr *parse_reg(Parser *P, const char *what) {
   return parse_atom(P);
 }
 
+static bool span_num(const char **p, const char *end, uint32_t *v) {
+  uint64_t x = 0;
+  const char *start = *p;
+  for (; *p < end && **p >= '0' && **p <= '9'; (*p)++)
+    if ((x = x * 10 + (uint64_t)(**p - '0')) > UINT32_MAX) return false;
+  *v = (uint32_t)x;
+  return *p > start;
+}
+
+static bool span_char(const char **p, const char *end, char c) {
+  if (*p >= end || **p != c) return false;
+  (*p)++;
+  return true;
+}
+
 /* tick := '//tick src<' file ':' span '>'
  * span := line ':' col | line ':' col '-' col | '(' line ',' col ')-(' line ',' col ')' */
 static void parse_tick(Parser *P, CmmSrcNote *n) {
@@ -561,36 +577,23 @@ static void parse_tick(Parser *P, CmmSrcNote *n) {
   n->file = arena_strndup(P->a, body, (size_t)(colon - body));
   n->loc = t.loc;
   const char *q = colon + 1;
-  unsigned v[4] = {0};
-  int got;
-  int len = (int)(bend - q);
-  char buf[64];
-  if (len <= 0 || len >= (int)sizeof buf)
-    fail_at(P, t.loc + (CmmLoc)(q - t.p), "malformed span in the source note");
-  memcpy(buf, q, (size_t)len);
-  buf[len] = '\0';
-  int used = -1;
-  if (buf[0] == '(') {
-    got = sscanf(buf, "(%u,%u)-(%u,%u)%n", &v[0], &v[1], &v[2], &v[3], &used);
-    if (got != 4) used = -1;
-  } else if (sscanf(buf, "%u:%u-%u%n", &v[0], &v[1], &v[3], &used) == 3) {
-    v[2] = v[0];
-  } else if (sscanf(buf, "%u:%u%n", &v[0], &v[1], &used) == 2) {
-    v[2] = v[0];
-    v[3] = v[1];
+  bool ok;
+  if (q < bend && *q == '(') {
+    ok = span_char(&q, bend, '(') && span_num(&q, bend, &n->line1) && span_char(&q, bend, ',') &&
+         span_num(&q, bend, &n->col1) && span_char(&q, bend, ')') && span_char(&q, bend, '-') &&
+         span_char(&q, bend, '(') && span_num(&q, bend, &n->line2) && span_char(&q, bend, ',') &&
+         span_num(&q, bend, &n->col2) && span_char(&q, bend, ')');
   } else {
-    used = -1;
+    ok = span_num(&q, bend, &n->line1) && span_char(&q, bend, ':') && span_num(&q, bend, &n->col1);
+    n->line2 = n->line1;
+    n->col2 = n->col1;
+    if (ok && span_char(&q, bend, '-')) ok = span_num(&q, bend, &n->col2);
   }
-  for (int i = 0; used >= 0 && i < used; i++)
-    if (buf[i] == ' ' || buf[i] == '+') used = -1; /* sscanf skips these; GHC never prints them */
-  if (used != len)
-    fail_at(P, t.loc + (CmmLoc)(q - t.p), "malformed span '%s' in the source note", buf);
-  n->line1 = v[0];
-  n->col1 = v[1];
-  n->line2 = v[2];
-  n->col2 = v[3];
+  if (!ok || q != bend)
+    fail_at(P, t.loc + (CmmLoc)(colon + 1 - t.p), "malformed span '%.*s' in the source note",
+            (int)(bend - colon - 1), colon + 1);
   if (n->line2 < n->line1 || (n->line2 == n->line1 && n->col2 < n->col1))
-    fail_at(P, t.loc + (CmmLoc)(q - t.p), "source note span ends before it starts");
+    fail_at(P, t.loc + (CmmLoc)(colon + 1 - t.p), "source note span ends before it starts");
   next(P);
 }
 
