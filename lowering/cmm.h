@@ -98,7 +98,7 @@ _Noreturn void internal_error_at(const char *file, int line, const char *fmt, ..
 /* Types: I8..I64 bits, P64 a GC pointer, F32/F64 floats. */
 typedef enum { CMM_BITS, CMM_GCPTR, CMM_FLOAT } CmmTypeCat;
 typedef struct CmmType {
-  uint8_t cat;    /* CmmTypeCat */
+  uint16_t cat;   /* CmmTypeCat (16 bits: no padding byte for memcheck to trip on) */
   uint16_t width; /* in bits: 8, 16, 32, 64, 128, 256, 512 */
 } CmmType;
 

@@ -3,17 +3,7 @@
  * A NAME is a maximal run of label characters, so GHC's symbol-laden labels stay whole
  * and punctuation only splits where a label cannot go on; comments and titles are
  * line-based; strings decode Haskell escapes and print back as `show` prints them. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
-
-#include <stdlib.h>
-#include <string.h>
-
-#include "cmm.h"
+#include "support.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -50,13 +40,38 @@ static void lexed_free(Lexed *L) {
 
 /* Token i has this kind and spelling, and starts at byte offset loc. */
 static void tok_is(const Lexed *L, int i, int kind, const char *text, CmmLoc loc) {
-  assert_true(i < L->n);
+  if (i >= L->n) fail_msg("'%s': no token %d", L->src->text, i);
   const CmmToken *t = &L->t[i];
-  assert_int_equal(t->kind, kind);
-  size_t n = strlen(text);
-  if (t->len != n || memcmp(t->p, text, n) != 0)
-    fail_msg("token %d is '%.*s', expected '%s'", i, (int)t->len, t->p, text);
-  assert_int_equal(t->loc, loc);
+  if ((int)t->kind != kind || t->len != strlen(text) || memcmp(t->p, text, t->len) != 0 ||
+      t->loc != loc)
+    fail_msg("'%s': token %d is '%.*s' (kind %d) at %u, expected '%s' (kind %d) at %u",
+             L->src->text, i, (int)t->len, t->p, (int)t->kind, (unsigned)t->loc, text, kind,
+             (unsigned)loc);
+}
+
+enum { MAX_WANT = 16 };
+
+/* An input and all the tokens it lexes to, in order (up to the first with no text). */
+typedef struct LexCase {
+  const char *text;
+  struct {
+    int kind;
+    const char *text;
+    CmmLoc loc;
+  } tok[MAX_WANT];
+} LexCase;
+
+/* Each input lexes, without error, to exactly its tokens. */
+static void lexes_as(const LexCase *cases, size_t ncases) {
+  for (const LexCase *c = cases; c < cases + ncases; c++) {
+    Lexed *L = lex_all(c->text);
+    int n = 0;
+    while (n < MAX_WANT && c->tok[n].text) n++;
+    if (L->n != n) fail_msg("'%s' lexed to %d tokens, expected %d", c->text, L->n, n);
+    for (int i = 0; i < n; i++) tok_is(L, i, c->tok[i].kind, c->tok[i].text, c->tok[i].loc);
+    assert_int_equal(L->d.errors, 0);
+    lexed_free(L);
+  }
 }
 
 /* A whole input that is one NAME token. */
@@ -99,11 +114,9 @@ static void decodes_to(const char *lit, const char *want, uint32_t n) {
 static void rejects(const char *lit, CmmLoc loc) {
   Arena *a = arena_new();
   CmmSource *src = cmm_source_from_memory("test.cmm", lit, strlen(lit));
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&buf, &size);
-  assert_non_null(out);
-  Diag d = {.out = out};
+  Capture cap;
+  capture_begin(&cap);
+  Diag d = {.out = cap.out};
   CmmLexer lx;
   cmm_lex_init(&lx, src, &d);
   CmmToken t = cmm_lex_next(&lx);
@@ -112,7 +125,7 @@ static void rejects(const char *lit, CmmLoc loc) {
   uint32_t len;
   assert_false(cmm_decode_string(src, t, a, &d, &bytes, &len));
   assert_int_equal(d.errors, 1);
-  fclose(out);
+  char *buf = capture_end(&cap);
   char want[32];
   snprintf(want, sizeof want, "test.cmm:1:%u: error:", (unsigned)loc + 1);
   if (strncmp(buf, want, strlen(want)) != 0) fail_msg("for %s: got '%s', expected '%s'", lit, buf, want);
@@ -123,13 +136,10 @@ static void rejects(const char *lit, CmmLoc loc) {
 
 /* What cmm_print_string prints for these bytes. */
 static char *printed(const uint8_t *bytes, uint32_t len) {
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&buf, &size);
-  assert_non_null(out);
-  cmm_print_string(out, bytes, len);
-  fclose(out);
-  return buf;
+  Capture cap;
+  capture_begin(&cap);
+  cmm_print_string(cap.out, bytes, len);
+  return capture_end(&cap);
 }
 
 static void prints_as(const char *bytes, uint32_t n, const char *want) {
@@ -164,71 +174,40 @@ static void test_labels_with_symbols(void **state) {
 
 static void test_label_in_context(void **state) {
   (void)state;
-  Lexed *L = lex_all("call GHC.Classes.==_info(R2) returns to c1JV, args: 32;");
-  assert_int_equal(L->n, 12);
-  tok_is(L, 0, TK_NAME, "call", 0);
-  tok_is(L, 1, TK_NAME, "GHC.Classes.==_info", 5);
-  tok_is(L, 2, TK_LPAREN, "(", 24);
-  tok_is(L, 3, TK_NAME, "R2", 25);
-  tok_is(L, 4, TK_RPAREN, ")", 27);
-  tok_is(L, 5, TK_NAME, "returns", 29);
-  tok_is(L, 6, TK_NAME, "to", 37);
-  tok_is(L, 7, TK_NAME, "c1JV", 40);
-  tok_is(L, 8, TK_COMMA, ",", 44);
-  tok_is(L, 9, TK_NAME, "args:", 46);
-  tok_is(L, 10, TK_NAME, "32", 52);
-  tok_is(L, 11, TK_SEMI, ";", 54);
-  lexed_free(L);
+  static const LexCase cases[] = {
+      {"call GHC.Classes.==_info(R2) returns to c1JV, args: 32;",
+       {{TK_NAME, "call", 0}, {TK_NAME, "GHC.Classes.==_info", 5}, {TK_LPAREN, "(", 24},
+        {TK_NAME, "R2", 25}, {TK_RPAREN, ")", 27}, {TK_NAME, "returns", 29},
+        {TK_NAME, "to", 37}, {TK_NAME, "c1JV", 40}, {TK_COMMA, ",", 44},
+        {TK_NAME, "args:", 46}, {TK_NAME, "32", 52}, {TK_SEMI, ";", 54}}},
+  };
+  lexes_as(cases, sizeof cases / sizeof *cases);
 }
 
 /* `[]` and `()` join a name only when a label character follows them. */
 static void test_brackets_not_swallowed(void **state) {
   (void)state;
-  Lexed *L = lex_all("I8[] \"x\"");
-  assert_int_equal(L->n, 4);
-  tok_is(L, 0, TK_NAME, "I8", 0);
-  tok_is(L, 1, TK_LBRACKET, "[", 2);
-  tok_is(L, 2, TK_RBRACKET, "]", 3);
-  tok_is(L, 3, TK_STRING, "\"x\"", 5);
-  lexed_free(L);
-
-  L = lex_all("call MO_WriteBarrier();");
-  assert_int_equal(L->n, 5);
-  tok_is(L, 0, TK_NAME, "call", 0);
-  tok_is(L, 1, TK_NAME, "MO_WriteBarrier", 5);
-  tok_is(L, 2, TK_LPAREN, "(", 20);
-  tok_is(L, 3, TK_RPAREN, ")", 21);
-  tok_is(L, 4, TK_SEMI, ";", 22);
-  lexed_free(L);
-
-  L = lex_all("sat_s1Jv_entry() { //  [R1]");
-  assert_int_equal(L->n, 5);
-  tok_is(L, 0, TK_NAME, "sat_s1Jv_entry", 0);
-  tok_is(L, 1, TK_LPAREN, "(", 14);
-  tok_is(L, 2, TK_RPAREN, ")", 15);
-  tok_is(L, 3, TK_LBRACE, "{", 17);
-  tok_is(L, 4, TK_COMMENT, "  [R1]", 21);
-  lexed_free(L);
-
-  /* a load's brackets hold an expression */
-  L = lex_all("P64[Sp + 8]");
-  assert_int_equal(L->n, 6);
-  tok_is(L, 0, TK_NAME, "P64", 0);
-  tok_is(L, 1, TK_LBRACKET, "[", 3);
-  tok_is(L, 2, TK_NAME, "Sp", 4);
-  tok_is(L, 3, TK_NAME, "+", 7);
-  tok_is(L, 4, TK_NAME, "8", 9);
-  tok_is(L, 5, TK_RBRACKET, "]", 10);
-  lexed_free(L);
-
-  /* statics list of an SRT: labels followed by ',' and ']' */
-  L = lex_all("[GHC.Show.$fShow(,)2_closure+1, GHC.Types.[]_closure+1]");
-  assert_int_equal(L->n, 5);
-  tok_is(L, 1, TK_NAME, "GHC.Show.$fShow(,)2_closure+1", 1);
-  tok_is(L, 2, TK_COMMA, ",", 30);
-  tok_is(L, 3, TK_NAME, "GHC.Types.[]_closure+1", 32);
-  tok_is(L, 4, TK_RBRACKET, "]", 54);
-  lexed_free(L);
+  static const LexCase cases[] = {
+      {"I8[] \"x\"",
+       {{TK_NAME, "I8", 0}, {TK_LBRACKET, "[", 2}, {TK_RBRACKET, "]", 3},
+        {TK_STRING, "\"x\"", 5}}},
+      {"call MO_WriteBarrier();",
+       {{TK_NAME, "call", 0}, {TK_NAME, "MO_WriteBarrier", 5}, {TK_LPAREN, "(", 20},
+        {TK_RPAREN, ")", 21}, {TK_SEMI, ";", 22}}},
+      {"sat_s1Jv_entry() { //  [R1]",
+       {{TK_NAME, "sat_s1Jv_entry", 0}, {TK_LPAREN, "(", 14}, {TK_RPAREN, ")", 15},
+        {TK_LBRACE, "{", 17}, {TK_COMMENT, "  [R1]", 21}}},
+      /* a load's brackets hold an expression */
+      {"P64[Sp + 8]",
+       {{TK_NAME, "P64", 0}, {TK_LBRACKET, "[", 3}, {TK_NAME, "Sp", 4}, {TK_NAME, "+", 7},
+        {TK_NAME, "8", 9}, {TK_RBRACKET, "]", 10}}},
+      /* statics list of an SRT: labels followed by ',' and ']' */
+      {"[GHC.Show.$fShow(,)2_closure+1, GHC.Types.[]_closure+1]",
+       {{TK_LBRACKET, "[", 0}, {TK_NAME, "GHC.Show.$fShow(,)2_closure+1", 1},
+        {TK_COMMA, ",", 30}, {TK_NAME, "GHC.Types.[]_closure+1", 32},
+        {TK_RBRACKET, "]", 54}}},
+  };
+  lexes_as(cases, sizeof cases / sizeof *cases);
 }
 
 static void test_punctuation(void **state) {
@@ -249,26 +228,26 @@ static void test_punctuation(void **state) {
 
 static void test_comments(void **state) {
   (void)state;
-  Lexed *L = lex_all("c1K8: // c1JR/c1JY\n"
-                     "  //tick src<fib_ack.hs:15:19-25>\n"
-                     "  R1 = Main.//_info;\n"
-                     "  //\n"
-                     "  x //\tt\r\n"
-                     "  y");
-  assert_int_equal(L->n, 11);
-  tok_is(L, 0, TK_NAME, "c1K8:", 0);
-  tok_is(L, 1, TK_COMMENT, " c1JR/c1JY", 8);  /* p/len: after the `//` */
-  tok_is(L, 2, TK_COMMENT, "tick src<fib_ack.hs:15:19-25>", 23);
-  tok_is(L, 3, TK_NAME, "R1", 55);
-  tok_is(L, 4, TK_NAME, "=", 58);
-  tok_is(L, 5, TK_NAME, "Main.//_info", 60); /* the operator (//) as a Haskell name */
-  tok_is(L, 6, TK_SEMI, ";", 72);
-  tok_is(L, 7, TK_COMMENT, "", 78);           /* `//` alone at the end of a line */
-  tok_is(L, 8, TK_NAME, "x", 81);
-  tok_is(L, 9, TK_COMMENT, "\tt", 85);        /* the \r of a CRLF line is not in it */
-  tok_is(L, 10, TK_NAME, "y", 91);
-  assert_int_equal(L->d.errors, 0);
-  lexed_free(L);
+  static const LexCase cases[] = {
+      {"c1K8: // c1JR/c1JY\n"
+       "  //tick src<fib_ack.hs:15:19-25>\n"
+       "  R1 = Main.//_info;\n"
+       "  //\n"
+       "  x //\tt\r\n"
+       "  y",
+       {{TK_NAME, "c1K8:", 0},
+        {TK_COMMENT, " c1JR/c1JY", 8}, /* p/len: after the `//` */
+        {TK_COMMENT, "tick src<fib_ack.hs:15:19-25>", 23},
+        {TK_NAME, "R1", 55},
+        {TK_NAME, "=", 58},
+        {TK_NAME, "Main.//_info", 60}, /* the operator (//) as a Haskell name */
+        {TK_SEMI, ";", 72},
+        {TK_COMMENT, "", 78}, /* `//` alone at the end of a line */
+        {TK_NAME, "x", 81},
+        {TK_COMMENT, "\tt", 85}, /* the \r of a CRLF line is not in it */
+        {TK_NAME, "y", 91}}},
+  };
+  lexes_as(cases, sizeof cases / sizeof *cases);
 
   /* `//` glued to a name at the start of a run is a name too */
   one_name("//_info");
@@ -278,12 +257,11 @@ static void test_comments(void **state) {
 /* A comment ends at its line: what follows on the next line is lexed again. */
 static void test_comment_then_code(void **state) {
   (void)state;
-  Lexed *L = lex_all("// [R2, R1]\n{ info_tbls:");
-  assert_int_equal(L->n, 3);
-  tok_is(L, 0, TK_COMMENT, " [R2, R1]", 2);
-  tok_is(L, 1, TK_LBRACE, "{", 12);
-  tok_is(L, 2, TK_NAME, "info_tbls:", 14);
-  lexed_free(L);
+  static const LexCase cases[] = {
+      {"// [R2, R1]\n{ info_tbls:",
+       {{TK_COMMENT, " [R2, R1]", 2}, {TK_LBRACE, "{", 12}, {TK_NAME, "info_tbls:", 14}}},
+  };
+  lexes_as(cases, sizeof cases / sizeof *cases);
 }
 
 /* ---- titles and lines ----------------------------------------------------------- */
@@ -321,21 +299,16 @@ static void test_title_and_timestamp(void **state) {
 
 static void test_title_variants(void **state) {
   (void)state;
-  /* CRLF, and a title of another pass */
-  Lexed *L = lex_all("==================== Raw Cmm ====================\r\n[");
-  assert_int_equal(L->n, 2);
-  tok_is(L, 0, TK_TITLE, "Raw Cmm", 0);
-  tok_is(L, 1, TK_LBRACKET, "[", 51);
-  lexed_free(L);
-  L = lex_all("==================== Post control-flow optimisations ====================");
-  assert_int_equal(L->n, 1);
-  tok_is(L, 0, TK_TITLE, "Post control-flow optimisations", 0);
-  lexed_free(L);
-  /* not at the start of a line: a run of label characters like any other */
-  L = lex_all(" ====================");
-  assert_int_equal(L->n, 1);
-  tok_is(L, 0, TK_NAME, "====================", 1);
-  lexed_free(L);
+  static const LexCase cases[] = {
+      /* CRLF, and a title of another pass */
+      {"==================== Raw Cmm ====================\r\n[",
+       {{TK_TITLE, "Raw Cmm", 0}, {TK_LBRACKET, "[", 51}}},
+      {"==================== Post control-flow optimisations ====================",
+       {{TK_TITLE, "Post control-flow optimisations", 0}}},
+      /* not at the start of a line: a run of label characters like any other */
+      {" ====================", {{TK_NAME, "====================", 1}}},
+  };
+  lexes_as(cases, sizeof cases / sizeof *cases);
 }
 
 static void test_lex_line(void **state) {

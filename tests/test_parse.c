@@ -3,58 +3,29 @@
  *
  * Expressions go through cmm_parse_expr and are checked as trees and as printed text;
  * label resolution and statics need whole dumps, parsed with cmm_parse. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "support.h"
 
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "cmm.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-/* Each test owns one arena (state), so tests are independent of their order. */
-static int setup(void **state) {
-  *state = arena_new();
-  return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  arena_free(*state);
-  return 0;
-}
-
-/* Parses text as one expression; NULL (and the error count in *errors) on error.
- * The source must outlive the tree's locations only, so it is freed here. */
-static CmmExpr *try_expr(Arena *a, const char *text, unsigned *errors) {
-  CmmSource *src = cmm_source_from_memory("expr", text, strlen(text));
-  Diag d = {0};
-  CmmExpr *e = cmm_parse_expr(src, a, &d);
-  *errors = d.errors;
-  cmm_source_free(src);
-  return e;
-}
-
+/* Parses text as one expression, which must parse without error. */
 static CmmExpr *expr(Arena *a, const char *text) {
-  unsigned errors;
-  CmmExpr *e = try_expr(a, text, &errors);
-  if (!e || errors) fail_msg("'%s' did not parse", text);
-  return e;
+  ParsedExpr r = parse_one_expr(a, text, PARSE_ONLY);
+  if (!r.ok) fail_msg("'%s' did not parse: %s", text, r.diag);
+  return r.e;
+}
+
+/* text is not an expression. */
+static void no_expr(Arena *a, const char *text) {
+  if (parse_one_expr(a, text, PARSE_ONLY).e) fail_msg("'%s' parsed", text);
 }
 
 static char *print_expr(const CmmExpr *e) {
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&buf, &size);
-  assert_non_null(out);
-  cmm_print_expr(out, e);
-  fclose(out);
-  return buf;
+  Capture cap;
+  capture_begin(&cap);
+  cmm_print_expr(cap.out, e);
+  return capture_end(&cap);
 }
 
 static void assert_prints(const CmmExpr *e, const char *want) {
@@ -227,10 +198,10 @@ static void test_levels(void **state) {
 
 static void test_comparison_chain_rejected(void **state) {
   Arena *a = *state;
-  unsigned errors;
-  assert_null(try_expr(a, "R1 < R2 < R3", &errors));
-  assert_int_equal(errors, 1);
-  assert_null(try_expr(a, "R1 << 2 == 0", &errors));
+  ParsedExpr r = parse_one_expr(a, "R1 < R2 < R3", PARSE_ONLY);
+  assert_null(r.e);
+  assert_int_equal(r.errors, 1);
+  no_expr(a, "R1 << 2 == 0");
   assert_non_null(expr(a, "(R1 << 2) == 0"));
 }
 
@@ -328,9 +299,8 @@ static void test_negative_literals(void **state) {
   e = expr(a, "(-0)");
   is_int(e, 0, false, 64); /* no negative zero */
 
-  unsigned errors;
-  assert_null(try_expr(a, "18446744073709551616", &errors));
-  assert_null(try_expr(a, "(-9223372036854775809)", &errors));
+  no_expr(a, "18446744073709551616");
+  no_expr(a, "(-9223372036854775809)");
 }
 
 /* ---- literals --------------------------------------------------------------------- */
@@ -396,10 +366,9 @@ static void test_named_machops(void **state) {
   assert_int_equal(e->u.mo.w, 32);
   assert_prints(e, "_x::I32 + 1 :: W32");
 
-  unsigned errors;
-  assert_null(try_expr(a, "%MO_UU_Conv_W8(I8[R2])", &errors));   /* one width short */
-  assert_null(try_expr(a, "%MO_S_Lt_W7(R1, R2)", &errors));      /* no such width */
-  assert_null(try_expr(a, "%MO_S_Lt_W64(R1)", &errors));         /* arity */
+  no_expr(a, "%MO_UU_Conv_W8(I8[R2])");   /* one width short */
+  no_expr(a, "%MO_S_Lt_W7(R1, R2)");      /* no such width */
+  no_expr(a, "%MO_S_Lt_W64(R1)");         /* arity */
 }
 
 static void test_numbers(void **state) {
@@ -433,10 +402,9 @@ static void test_numbers(void **state) {
   is_int(e, 16, false, 64);
   assert_prints(e, "16"); /* the word width is not printed */
 
-  unsigned errors;
-  assert_null(try_expr(a, "1.5", &errors));         /* GHC always prints a float's width */
-  assert_null(try_expr(a, "1.5 :: W16", &errors));
-  assert_null(try_expr(a, "1.2.3 :: W64", &errors));
+  no_expr(a, "1.5"); /* GHC always prints a float's width */
+  no_expr(a, "1.5 :: W16");
+  no_expr(a, "1.2.3 :: W64");
 }
 
 static void test_registers(void **state) {
@@ -458,10 +426,9 @@ static void test_registers(void **state) {
   mo(inner, CMM_MO_AND, 2);
   assert_prints(e, "I32[I64[_s1XG::P64 & (-8)] - 4]");
 
-  unsigned errors;
-  assert_null(try_expr(a, "_x::Q64", &errors));
-  assert_null(try_expr(a, "_x::P16", &errors));
-  assert_null(try_expr(a, "::P64", &errors));
+  no_expr(a, "_x::Q64");
+  no_expr(a, "_x::P16");
+  no_expr(a, "::P64");
 }
 
 static void test_locations(void **state) {
@@ -477,41 +444,9 @@ static void test_locations(void **state) {
 
 /* ---- whole procs: block labels versus foreign labels -------------------------------- */
 
-#define HEAD "\n==================== Output Cmm ====================\n" \
-             "2026-11-29 15:39:17.151249044 UTC\n\n"
-#define PROC(name, live, tables)                                      \
-  name "() { //  " live "\n"                                          \
-  "         { info_tbls: [" tables "]\n"                              \
-  "           stack_info: arg_space: 8\n"                             \
-  "         }\n"                                                      \
-  "     {offset\n"
-#define END_PROC "     }\n }"
-#define BLOCK(label, scope) "       " label ": // " scope "\n"
-#define S(stmt) "           " stmt "\n"
-
-typedef struct Parsed {
-  CmmSource *src;
-  CmmFile *f;
-} Parsed;
-
-static Parsed parse_file(const char *text) {
-  Parsed p;
-  p.src = cmm_source_from_memory("test.dump-cmm", text, strlen(text));
-  Diag d = {.out = stderr};
-  p.f = cmm_parse(p.src, &d);
-  assert_non_null(p.f);
-  assert_int_equal(d.errors, 0);
-  return p;
-}
-
-static void parsed_free(Parsed p) {
-  cmm_file_free(p.f);
-  cmm_source_free(p.src);
-}
-
 static const char resolution[] =
-    HEAD "[" PROC("fact_rgr_entry", "[R2]",
-                  "(c1JV,\n label: block_c1JV_info\n rep: StackRep [False]\n srt: Nothing)")
+    HEAD "[" PROC_WITH("fact_rgr_entry", "[R2]",
+                       "(c1JV,\n label: block_c1JV_info\n rep: StackRep [False]\n srt: Nothing)")
     BLOCK("c1Km", "c1JR")
     S("I64[Sp - 16] = c1JV;")
     S("_c3kR::I64 = cos;")
@@ -521,19 +456,19 @@ static const char resolution[] =
     S("call GHC.Classes.==_info(R2) returns to c1JV, args: 32, res: 8, upd: 8;")
     BLOCK("c1JV", "c1JR")
     S("R1 = sin;")
-    S("call (P64[Sp])(R1) args: 8, res: 0, upd: 8;")
-    END_PROC ",\n "
-    PROC("other_entry", "[]", "")
+    RET
+    END_PROC NEXT
+    PROC_WITH("other_entry", "[]", "")
     BLOCK("c1Zz", "c1JR")
     S("I64[Sp - 8] = c1JV;")
-    S("call (P64[Sp])(R1) args: 8, res: 0, upd: 8;")
+    RET
     END_PROC "]\n";
 
 /* A bare name that is a block of the enclosing proc is that block; `cos` and `sin` look
  * like uniques but name no block, so they stay foreign (SYNTAX §8.4). */
 static void test_block_vs_foreign_labels(void **state) {
   (void)state;
-  Parsed p = parse_file(resolution);
+  Parsed p = parse_dump(resolution, PARSE_ONLY);
   assert_int_equal(p.f->ngroups, 1);
   assert_int_equal(p.f->groups[0].ndecls, 2);
   CmmProc *pr = &p.f->groups[0].decls[0].u.proc;
@@ -589,12 +524,11 @@ static void test_block_vs_foreign_labels(void **state) {
  * proc is read, not when the label is met. */
 static void test_forward_block_reference(void **state) {
   (void)state;
-  Parsed p = parse_file(
-      HEAD "[" PROC("f_entry", "[R1]", "")
-      BLOCK("c1", "c1") S("I64[Sp - 8] = c3;") S("goto c2;")
-      BLOCK("c2", "c1") S("goto c3;")
-      BLOCK("c3", "c1") S("call (P64[Sp])(R1) args: 8, res: 0, upd: 8;")
-      END_PROC "]\n");
+  Parsed p = parse_dump(HEAD "[" PROC("f_entry")
+                        BLOCK("c1", "c1") S("I64[Sp - 8] = c3;") GOTO("c2")
+                        BLOCK("c2", "c1") GOTO("c3")
+                        BLOCK("c3", "c1") RET
+                        END_PROC "]\n", PARSE_ONLY);
   CmmProc *pr = &p.f->groups[0].decls[0].u.proc;
   CmmExpr *c3 = pr->blocks[0].stmts[0].u.store.rhs;
   assert_int_equal(c3->u.label.kind, CMM_LABEL_BLOCK);
@@ -652,7 +586,7 @@ static void is_diff(const CmmExpr *e, const char *name, const char *name2, int64
 
 static void test_label_differences_in_statics(void **state) {
   (void)state;
-  Parsed p = parse_file(raw);
+  Parsed p = parse_dump(raw, PARSE_ONLY);
   assert_int_equal(p.f->ngroups, 2);
   CmmProc *pr = &p.f->groups[0].decls[0].u.proc;
   assert_true(pr->raw);
@@ -798,26 +732,26 @@ static void test_print_keeps_explicit_parentheses(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_xor_tighter_than_mul, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_bitwise_left_assoc, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_and_tighter_than_compare, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_levels, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_comparison_chain_rejected, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_regoff, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_prefix, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_prefix_of_prefix, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_negative_literals, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_labels, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_named_machops, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_numbers, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_registers, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_locations, setup, teardown),
+      ARENA_TEST(test_xor_tighter_than_mul),
+      ARENA_TEST(test_bitwise_left_assoc),
+      ARENA_TEST(test_and_tighter_than_compare),
+      ARENA_TEST(test_levels),
+      ARENA_TEST(test_comparison_chain_rejected),
+      ARENA_TEST(test_regoff),
+      ARENA_TEST(test_prefix),
+      ARENA_TEST(test_prefix_of_prefix),
+      ARENA_TEST(test_negative_literals),
+      ARENA_TEST(test_labels),
+      ARENA_TEST(test_named_machops),
+      ARENA_TEST(test_numbers),
+      ARENA_TEST(test_registers),
+      ARENA_TEST(test_locations),
       cmocka_unit_test(test_block_vs_foreign_labels),
       cmocka_unit_test(test_forward_block_reference),
       cmocka_unit_test(test_label_differences_in_statics),
-      cmocka_unit_test_setup_teardown(test_canonical_print, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_print_parse_fixed_point, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_print_keeps_explicit_parentheses, setup, teardown),
+      ARENA_TEST(test_canonical_print),
+      ARENA_TEST(test_print_parse_fixed_point),
+      ARENA_TEST(test_print_keeps_explicit_parentheses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

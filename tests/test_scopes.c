@@ -2,65 +2,11 @@
  *
  * Each test parses a small dump shaped like GHC 9.0.2's -ddump-cmm output and checks the
  * tree through the API; one test checks the --emit=scopes text. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "support.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-#include "cmm.h"
 #include "scopes.h"
 
-/* ---- building inputs ------------------------------------------------------------ */
-
-#define SECTION                                                                    \
-  "\n==================== Output Cmm ====================\n"                     \
-  "2026-11-29 15:39:17.151249044 UTC\n\n"
-#define PROC(name)                                                                 \
-  name "() { //  [R1]\n"                                                           \
-  "         { info_tbls: []\n"                                                     \
-  "           stack_info: arg_space: 8\n"                                          \
-  "         }\n"                                                                   \
-  "     {offset\n"
-#define END_PROC "     }\n }"
-#define NEXT ",\n "
-#define BLOCK(label, scope) "       " label ": // " scope "\n"
-#define TICK(span) "           //tick src<" span ">\n"
-#define RET "           call (P64[Sp])(R1) args: 8, res: 0, upd: 8;\n"
-#define GOTO(label) "           goto " label ";\n"
-#define DATA(label)                                                                \
-  "section \"\"data\" . " label "\" {\n"                                           \
-  "     " label ":\n"                                                              \
-  "         const 0;\n"                                                            \
-  " }"
-
-typedef struct Input {
-  CmmSource *src;
-  CmmFile *f;
-  Arena *a;
-} Input;
-
-static Input *parse(const char *text) {
-  Input *in = calloc(1, sizeof *in);
-  Diag d = {.out = stderr};
-  in->src = cmm_source_from_memory("test.dump-cmm", text, strlen(text));
-  in->f = cmm_parse(in->src, &d);
-  assert_non_null(in->f);
-  assert_int_equal(d.errors, 0);
-  in->a = arena_new();
-  return in;
-}
-
-static void input_free(Input *in) {
-  arena_free(in->a);
-  cmm_file_free(in->f);
-  cmm_source_free(in->src);
-  free(in);
-}
+/* ---- helpers -------------------------------------------------------------------- */
 
 static const ScopeNode *node(const ScopeTree *t, const char *text) {
   const ScopeNode *n = scopes_find(t, text);
@@ -88,15 +34,15 @@ static const char nesting[] =
     END_PROC NEXT PROC("f_entry")
         BLOCK("c1", "cA") TICK("M.hs:(1,1)-(9,20)") GOTO("c2")
         BLOCK("c2", "cA/cB") TICK("M.hs:5:1-20")
-            "           if (R1 & 7 != 0) goto c3; else goto c4;\n"
+            S("if (R1 & 7 != 0) goto c3; else goto c4;")
         BLOCK("c3", "cA/cC/cD") RET
         BLOCK("c4", "cA/cB") TICK("M.hs:5:1-20") RET
     END_PROC "]\n";
 
 static void test_nesting_across_procs(void **state) {
-  (void)state;
-  Input *in = parse(nesting);
-  ScopeTree *t = scopes_build(in->f, &in->f->groups[0], NULL, in->a);
+  Arena *arena = *state;
+  Parsed in = parse_dump(nesting, PARSE_ONLY);
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[0], NULL, arena);
   assert_int_equal(t->nnodes, 5);
 
   const ScopeNode *root = t->nodes[0], *a = node(t, "cA"), *ab = node(t, "cA/cB"),
@@ -151,7 +97,7 @@ static void test_nesting_across_procs(void **state) {
   assert_note(acd->best, "M.hs", 1, 1, 9, 20);
   assert_true(acd->best_inherited);
   assert_int_equal(acd->nticks, 0);
-  input_free(in);
+  parsed_free(in);
 }
 
 /* Combined scopes hang under their first path (or its nearest prefix with blocks) and
@@ -168,9 +114,9 @@ static const char combined[] =
     END_PROC "]\n";
 
 static void test_combined_scope(void **state) {
-  (void)state;
-  Input *in = parse(combined);
-  ScopeTree *t = scopes_build(in->f, &in->f->groups[0], "M.hs", in->a);
+  Arena *arena = *state;
+  Parsed in = parse_dump(combined, PARSE_ONLY);
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[0], "M.hs", arena);
   const ScopeNode *p = node(t, "cP"), *pq = node(t, "cP/cQ"), *pr = node(t, "cP/cR"),
                   *prs = node(t, "cP/cR/cS");
 
@@ -204,7 +150,7 @@ static void test_combined_scope(void **state) {
   assert_ptr_equal(c3->ticks[0].from, pq);
   assert_ptr_equal(c3->ticks[1].from, p);
   assert_note(c3->best, "M.hs", 2, 1, 2, 10);
-  input_free(in);
+  parsed_free(in);
 }
 
 /* Best note: the first that contains no other, not the first. */
@@ -217,13 +163,13 @@ static const char specific[] =
     END_PROC "]\n";
 
 static void test_best_by_specificity(void **state) {
-  (void)state;
-  Input *in = parse(specific);
-  ScopeTree *t = scopes_build(in->f, &in->f->groups[0], NULL, in->a);
+  Arena *arena = *state;
+  Parsed in = parse_dump(specific, PARSE_ONLY);
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[0], NULL, arena);
   assert_note(node(t, "cA")->best, "M.hs", 2, 5, 2, 5);
   assert_note(node(t, "cA/cB")->best, "M.hs", 2, 5, 2, 7); /* same start, ends earlier */
   assert_note(node(t, "cA/cC")->best, "M.hs", 4, 1, 4, 9); /* overlap is not containment */
-  input_free(in);
+  parsed_free(in);
 }
 
 /* Notes of the main file win over more specific ones from other files; a scope with
@@ -236,45 +182,47 @@ static const char two_files[] =
     END_PROC "]\n";
 
 static void test_main_file_preferred(void **state) {
-  (void)state;
-  Input *in = parse(two_files);
+  Arena *arena = *state;
+  Parsed in = parse_dump(two_files, PARSE_ONLY);
   /* M.hs: 2 notes (the duplicate counts), Lib.hs: 3. */
-  assert_string_equal(scopes_main_file(in->f, in->a), "Lib.hs");
-  ScopeTree *t = scopes_build(in->f, &in->f->groups[0], "M.hs", in->a);
+  assert_string_equal(scopes_main_file(in.f, arena), "Lib.hs");
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[0], "M.hs", arena);
   assert_string_equal(t->main_file, "M.hs");
   assert_int_equal(node(t, "cA")->nticks, 2);
   assert_note(node(t, "cA")->best, "M.hs", 1, 1, 9, 9);
   assert_note(node(t, "cA/cB")->best, "Lib.hs", 4, 2, 4, 3);
   assert_false(node(t, "cA/cB")->best_inherited);
 
-  t = scopes_build(in->f, &in->f->groups[0], NULL, in->a); /* the default: Lib.hs */
+  t = scopes_build(in.f, &in.f->groups[0], NULL, arena); /* the default: Lib.hs */
   assert_string_equal(t->main_file, "Lib.hs");
   assert_note(node(t, "cA")->best, "Lib.hs", 4, 2, 4, 2);
-  input_free(in);
+  parsed_free(in);
 }
 
 /* The default main file counts notes over all groups; ties go to the first seen. */
 static void test_default_main_file(void **state) {
-  (void)state;
-  Input *in = parse(SECTION "[" PROC("a_entry") BLOCK("c1", "cA") TICK("A.hs:1:1") RET
-                    END_PROC "]\n" SECTION "[" PROC("b_entry") BLOCK("c2", "cB")
-                    TICK("B.hs:1:1") TICK("B.hs:1:2") RET END_PROC "]\n");
-  assert_int_equal(in->f->ngroups, 2);
-  assert_string_equal(scopes_main_file(in->f, in->a), "B.hs");
-  input_free(in);
+  Arena *arena = *state;
+  Parsed in = parse_dump(HEAD "[" PROC("a_entry") BLOCK("c1", "cA") TICK("A.hs:1:1") RET
+                         END_PROC "]\n" HEAD "[" PROC("b_entry") BLOCK("c2", "cB")
+                         TICK("B.hs:1:1") TICK("B.hs:1:2") RET END_PROC "]\n",
+                         PARSE_ONLY);
+  assert_int_equal(in.f->ngroups, 2);
+  assert_string_equal(scopes_main_file(in.f, arena), "B.hs");
+  parsed_free(in);
 
-  in = parse("[" PROC("a_entry") BLOCK("c1", "cA") TICK("A.hs:1:1") TICK("B.hs:1:1")
-             TICK("B.hs:1:2") TICK("A.hs:1:2") RET END_PROC "]\n");
-  assert_string_equal(scopes_main_file(in->f, in->a), "A.hs");
-  input_free(in);
+  in = parse_dump("[" PROC("a_entry") BLOCK("c1", "cA") TICK("A.hs:1:1") TICK("B.hs:1:1")
+                  TICK("B.hs:1:2") TICK("A.hs:1:2") RET END_PROC "]\n",
+                  PARSE_ONLY);
+  assert_string_equal(scopes_main_file(in.f, arena), "A.hs");
+  parsed_free(in);
 
-  in = parse("[" PROC("a_entry") BLOCK("c1", "cA") RET END_PROC "]\n");
-  assert_null(scopes_main_file(in->f, in->a));
-  ScopeTree *t = scopes_build(in->f, &in->f->groups[0], NULL, in->a);
+  in = parse_dump("[" PROC("a_entry") BLOCK("c1", "cA") RET END_PROC "]\n", PARSE_ONLY);
+  assert_null(scopes_main_file(in.f, arena));
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[0], NULL, arena);
   assert_null(t->main_file);
   assert_null(node(t, "cA")->best);
   assert_false(node(t, "cA")->best_inherited);
-  input_free(in);
+  parsed_free(in);
 }
 
 /* Blocks in `global` (the -fllvm stubs) belong to the root; a root note covers all. */
@@ -287,9 +235,9 @@ static const char global_blocks[] =
     END_PROC "]\n";
 
 static void test_global_root(void **state) {
-  (void)state;
-  Input *in = parse(global_blocks);
-  ScopeTree *t = scopes_build(in->f, &in->f->groups[0], NULL, in->a);
+  Arena *arena = *state;
+  Parsed in = parse_dump(global_blocks, PARSE_ONLY);
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[0], NULL, arena);
   const ScopeNode *root = t->nodes[0];
   assert_ptr_equal(node(t, "global"), root);
   assert_int_equal(t->nnodes, 2);
@@ -302,36 +250,35 @@ static void test_global_root(void **state) {
   assert_ptr_equal(node(t, "cA")->parent, root);
   assert_note(node(t, "cA")->best, "M.hs", 1, 1, 1, 5);
   assert_true(node(t, "cA")->best_inherited);
-  input_free(in);
+  parsed_free(in);
 }
 
 /* ---- --emit=scopes -------------------------------------------------------------- */
 
-static char *print_group(Input *in, uint32_t g) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&text, &len);
-  assert_non_null(out);
-  ScopeTree *t = scopes_build(in->f, &in->f->groups[g], NULL, in->a);
-  scopes_print(out, in->f, &in->f->groups[g], t);
-  fclose(out);
-  return text;
+/* What --emit=scopes prints for group g. */
+static char *print_group(Parsed in, uint32_t g, Arena *arena) {
+  Capture cap;
+  capture_begin(&cap);
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[g], NULL, arena);
+  scopes_print(cap.out, in.f, &in.f->groups[g], t);
+  return capture_end(&cap);
 }
 
 static void test_print(void **state) {
-  (void)state;
-  Input *in = parse(SECTION "[" DATA("x_closure") "]\n" SECTION "[" PROC("sat_s1_entry")
-                    BLOCK("c10", "cA/cB/cX") TICK("M.hs:5:3-9") RET END_PROC NEXT
-                    PROC("f_entry")
-                    BLOCK("c1", "cA") TICK("M.hs:(1,1)-(9,20)") GOTO("c2")
-                    BLOCK("c2", "cA/cB") TICK("M.hs:5:1-20") TICK("M.hs:5:1") GOTO("c3")
-                    BLOCK("c3", "(cA/cC+cA/cB)") GOTO("c4")
-                    BLOCK("c4", "cA/cB") RET END_PROC NEXT DATA("f_closure") "]\n");
-  char *text = print_group(in, 0);
+  Arena *arena = *state;
+  Parsed in = parse_dump(HEAD "[" DATA("x_closure") "]\n" HEAD "[" PROC("sat_s1_entry")
+                         BLOCK("c10", "cA/cB/cX") TICK("M.hs:5:3-9") RET END_PROC NEXT
+                         PROC("f_entry")
+                         BLOCK("c1", "cA") TICK("M.hs:(1,1)-(9,20)") GOTO("c2")
+                         BLOCK("c2", "cA/cB") TICK("M.hs:5:1-20") TICK("M.hs:5:1") GOTO("c3")
+                         BLOCK("c3", "(cA/cC+cA/cB)") GOTO("c4")
+                         BLOCK("c4", "cA/cB") RET END_PROC NEXT DATA("f_closure") "]\n",
+                         PARSE_ONLY);
+  char *text = print_group(in, 0, arena);
   assert_string_equal(text, "group 1: (no code)\n");
   free(text);
 
-  text = print_group(in, 1);
+  text = print_group(in, 1, arena);
   assert_string_equal(text,
                       "group 2: sat_s1_entry f_entry\n"
                       "  global\n"
@@ -348,18 +295,18 @@ static void test_print(void **state) {
                       "        blocks: f_entry: c3\n"
                       "        copied from cA/cB: src<M.hs:5:1-20> src<M.hs:5:1>\n");
   free(text);
-  input_free(in);
+  parsed_free(in);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_nesting_across_procs),
-      cmocka_unit_test(test_combined_scope),
-      cmocka_unit_test(test_best_by_specificity),
-      cmocka_unit_test(test_main_file_preferred),
-      cmocka_unit_test(test_default_main_file),
-      cmocka_unit_test(test_global_root),
-      cmocka_unit_test(test_print),
+      ARENA_TEST(test_nesting_across_procs),
+      ARENA_TEST(test_combined_scope),
+      ARENA_TEST(test_best_by_specificity),
+      ARENA_TEST(test_main_file_preferred),
+      ARENA_TEST(test_default_main_file),
+      ARENA_TEST(test_global_root),
+      ARENA_TEST(test_print),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

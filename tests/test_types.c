@@ -4,60 +4,20 @@
  * infix operation is its operands', a comparison is a word of bits, a conversion has
  * its target width, adding to a GC pointer keeps a GC pointer, and a width that does
  * not agree is an error at the right place. */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <cmocka.h>
-
-#include <stdlib.h>
-#include <string.h>
-
-#include "cmm.h"
+#include "support.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-static int setup(void **state) {
-  *state = arena_new();
-  return *state ? 0 : -1;
-}
-
-static int teardown(void **state) {
-  arena_free(*state);
-  return 0;
-}
-
-typedef struct Checked {
-  CmmExpr *e;
-  bool ok;
-  char *diag; /* what the diagnostics printed */
-} Checked;
-
-/* Parses text as an expression and infers its types. */
-static Checked check(Arena *a, const char *text) {
-  CmmSource *src = cmm_source_from_memory("expr", text, strlen(text));
-  char *buf = NULL;
-  size_t size = 0;
-  FILE *out = open_memstream(&buf, &size);
-  assert_non_null(out);
-  Diag d = {.out = out};
-  Checked c = {cmm_parse_expr(src, a, &d), false, NULL};
-  if (!c.e) {
-    fclose(out);
-    fail_msg("'%s' did not parse: %s", text, buf);
-  }
-  c.ok = cmm_infer_expr(src, c.e, &d);
-  fclose(out);
-  assert_int_equal(d.errors, c.ok ? 0 : 1);
-  c.diag = arena_strndup(a, buf, size);
-  free(buf);
-  cmm_source_free(src);
+/* Parses text as an expression (which must parse) and infers its types. */
+static ParsedExpr check(Arena *a, const char *text) {
+  ParsedExpr c = parse_one_expr(a, text, INFER_TYPES);
+  if (!c.e) fail_msg("'%s' did not parse: %s", text, c.diag);
+  assert_int_equal(c.errors, c.ok ? 0 : 1);
   return c;
 }
 
 static const CmmExpr *typed(Arena *a, const char *text) {
-  Checked c = check(a, text);
+  ParsedExpr c = check(a, text);
   if (!c.ok) fail_msg("'%s': %s", text, c.diag);
   return c.e;
 }
@@ -74,7 +34,7 @@ static void type_is(Arena *a, const char *text, int cat, unsigned width) {
 
 /* Inference fails on text with this first diagnostic line (`expr:1:COL: error: …`). */
 static void rejects(Arena *a, const char *text, const char *first_line) {
-  Checked c = check(a, text);
+  ParsedExpr c = check(a, text);
   if (c.ok) fail_msg("'%s' was accepted", text);
   size_t n = strlen(first_line);
   if (strncmp(c.diag, first_line, n) != 0 || c.diag[n] != '\n')
@@ -249,75 +209,36 @@ static void test_type_names(void **state) {
 
 /* ---- whole files ------------------------------------------------------------------- */
 
-#define HEAD "\n==================== Output Cmm ====================\n" \
-             "2026-11-29 15:39:17.151249044 UTC\n\n"
-#define PROC(name)                                              \
-  name "() { //  [R1]\n"                                        \
-  "         { info_tbls: []\n"                                  \
-  "           stack_info: arg_space: 8\n"                       \
-  "         }\n"                                                \
-  "     {offset\n"                                              \
-  "       c1: // c1\n"
-#define S(stmt) "           " stmt "\n"
-#define RET S("call (P64[Sp])(R1) args: 8, res: 0, upd: 8;")
-#define END_PROC "     }\n }"
+/* A dump of one proc, f_entry, whose first block c1 holds stmts: the proc header is
+ * line 5 and the first statement line 11, column 12. */
+#define ONE_PROC(stmts) HEAD "[" PROC("f_entry") BLOCK("c1", "c1") stmts END_PROC "]\n"
 
-typedef struct FileCheck {
-  CmmSource *src;
-  CmmFile *f;
-  bool ok;
-  char *diag;
-} FileCheck;
-
-/* Parses a dump (which must parse) and infers its types. */
-static FileCheck check_file(const char *text) {
-  FileCheck c = {0};
-  c.src = cmm_source_from_memory("test.dump-cmm", text, strlen(text));
-  size_t size = 0;
-  FILE *out = open_memstream(&c.diag, &size);
-  assert_non_null(out);
-  Diag d = {.out = out};
-  c.f = cmm_parse(c.src, &d);
-  if (!c.f) {
-    fclose(out);
-    fail_msg("did not parse: %s", c.diag);
-  }
-  c.ok = cmm_infer_types(c.f, &d);
-  fclose(out);
-  return c;
-}
-
-static void file_check_free(FileCheck c) {
-  cmm_file_free(c.f);
-  cmm_source_free(c.src);
-  free(c.diag);
-}
-
+/* Inference fails on the dump text with this first diagnostic line. */
 static void file_rejects(const char *text, const char *first_line) {
-  FileCheck c = check_file(text);
+  Parsed c = parse_dump(text, INFER_TYPES);
   assert_false(c.ok);
   size_t n = strlen(first_line);
   if (strncmp(c.diag, first_line, n) != 0 || c.diag[n] != '\n')
     fail_msg("got '%s', expected '%s'", c.diag, first_line);
-  file_check_free(c);
+  parsed_free(c);
 }
 
 static void test_file_statements(void **state) {
   (void)state;
-  FileCheck c = check_file(HEAD "[" PROC("f_entry")
-                           S("_s1Jv::P64 = R1;")
-                           S("_c1K7::P64 = Hp - 7;")
-                           S("_x::I32 = I32[_s1Jv::P64 + 3] + 1 :: W32;")
-                           S("I32[Sp - 4] = _x::I32;")
-                           S("F32[Hp - 32] = 0.5 :: W32;")
-                           S("(_c1Q0::I64) = call \"ccall\" arg hints:  [PtrHint,]  result hints:  [] "
-                             "suspendThread(BaseReg, 0);")
-                           S("(_c5Av::I64) = call MO_PopCnt W64(R2);")
-                           S("if (_x::I32 > 10 :: W32) goto c2; else goto c2;")
-                           "       c2: // c1\n"
-                           S("I64[Sp - 8] = c2;")
-                           S("unwind Sp = Just Sp + 8;")
-                           RET END_PROC "]\n");
+  Parsed c = parse_dump(ONE_PROC(S("_s1Jv::P64 = R1;")
+                                 S("_c1K7::P64 = Hp - 7;")
+                                 S("_x::I32 = I32[_s1Jv::P64 + 3] + 1 :: W32;")
+                                 S("I32[Sp - 4] = _x::I32;")
+                                 S("F32[Hp - 32] = 0.5 :: W32;")
+                                 S("(_c1Q0::I64) = call \"ccall\" arg hints:  [PtrHint,]  "
+                                   "result hints:  [] suspendThread(BaseReg, 0);")
+                                 S("(_c5Av::I64) = call MO_PopCnt W64(R2);")
+                                 S("if (_x::I32 > 10 :: W32) goto c2; else goto c2;")
+                                 BLOCK("c2", "c1")
+                                 S("I64[Sp - 8] = c2;")
+                                 S("unwind Sp = Just Sp + 8;")
+                                 RET),
+                        INFER_TYPES);
   if (!c.ok) fail_msg("%s", c.diag);
   CmmBlock *b = &c.f->groups[0].decls[0].u.proc.blocks[0];
   has_type(b->stmts[1].u.assign.rhs, CMM_GCPTR, 64);
@@ -335,23 +256,22 @@ static void test_file_statements(void **state) {
   const CmmBlock *b2 = &c.f->groups[0].decls[0].u.proc.blocks[1];
   has_type(b2->stmts[0].u.store.rhs, CMM_BITS, 64);
   has_type(b2->stmts[1].u.unwind.regs[0].expr, CMM_BITS, 64);
-  file_check_free(c);
+  parsed_free(c);
 }
 
-/* In these inputs the proc header is line 5 and the first statement line 11, column 12. */
 static void test_file_errors(void **state) {
   (void)state;
-  file_rejects(HEAD "[" PROC("f_entry") S("_x::I32 = _y::I64;") RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("_x::I32 = _y::I64;") RET),
                "test.dump-cmm:11:22: error: a register of W32 gets a W64 value");
-  file_rejects(HEAD "[" PROC("f_entry") S("_x::I32 = 1;") RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("_x::I32 = 1;") RET),
                "test.dump-cmm:11:22: error: a register of W32 gets a W64 value");
-  file_rejects(HEAD "[" PROC("f_entry") S("_x::I32 = I32[R1] < 1 :: W32;") RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("_x::I32 = I32[R1] < 1 :: W32;") RET),
                "test.dump-cmm:11:30: error: a register of W32 gets a W64 value");
-  file_rejects(HEAD "[" PROC("f_entry") S("I32[Sp - 4] = R1;") RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("I32[Sp - 4] = R1;") RET),
                "test.dump-cmm:11:26: error: a store of W32 gets a W64 value");
-  file_rejects(HEAD "[" PROC("f_entry") S("R1 = R1 + 1 :: W32;") RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("R1 = R1 + 1 :: W32;") RET),
                "test.dump-cmm:11:20: error: operands of '+' have different widths (W64 and W32)");
-  file_rejects(HEAD "[" PROC("f_entry") S("if (_x::I32 > 10) goto c1; else goto c1;") END_PROC "]\n",
+  file_rejects(ONE_PROC(S("if (_x::I32 > 10) goto c1; else goto c1;")),
                "test.dump-cmm:11:24: error: operands of '>' have different widths (W32 and W64)");
 }
 
@@ -359,49 +279,43 @@ static void test_file_errors(void **state) {
  * `D1 + 8` is, and neither is `F64[D1] = …`'s address more of an address than I64[D1]'s. */
 static void test_float_register_offset(void **state) {
   (void)state;
-  file_rejects(HEAD "[" PROC("f_entry") S("D2 = (D1 + 8);") RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("D2 = (D1 + 8);") RET),
                "test.dump-cmm:11:17: error: integer operator '+' applied to a float (F64)");
-  file_rejects(HEAD "[" PROC("f_entry") S("F64[D1] = D2;") RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("F64[D1] = D2;") RET),
                "test.dump-cmm:11:16: error: a float is not an address");
 }
 
 /* A local register has one type in a whole proc; the error names the first use. */
 static void test_local_register_types(void **state) {
   (void)state;
-  file_rejects(HEAD "[" PROC("f_entry")
-               S("_s1Jv::P64 = R1;")
-               S("R1 = _s1Jv::I64;")
-               RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("_s1Jv::P64 = R1;") S("R1 = _s1Jv::I64;") RET),
                "test.dump-cmm:12:17: error: local register '_s1Jv' is I64 here but P64 before");
-  file_rejects(HEAD "[" PROC("f_entry")
-               S("_s1Jv::F64 = D1;")
-               S("_s1Jv::F32 = F1;")
-               RET END_PROC "]\n",
+  file_rejects(ONE_PROC(S("_s1Jv::F64 = D1;") S("_s1Jv::F32 = F1;") RET),
                "test.dump-cmm:12:12: error: local register '_s1Jv' is F32 here but F64 before");
   /* the note points at the first use */
-  FileCheck n = check_file(HEAD "[" PROC("f_entry") S("_s1Jv::P64 = R1;") S("R1 = _s1Jv::I64;")
-                           RET END_PROC "]\n");
+  Parsed n = parse_dump(ONE_PROC(S("_s1Jv::P64 = R1;") S("R1 = _s1Jv::I64;") RET), INFER_TYPES);
   assert_non_null(strstr(n.diag, "test.dump-cmm:11:12: note: '_s1Jv' first used as P64 here\n"));
-  file_check_free(n);
+  parsed_free(n);
   /* two procs may use one name with two types */
-  FileCheck c = check_file(HEAD "[" PROC("f_entry") S("_s1Jv::P64 = R1;") RET END_PROC ",\n "
-                           PROC("g_entry") S("_s1Jv::I64 = Sp;") RET END_PROC "]\n");
+  Parsed c = parse_dump(HEAD "[" PROC("f_entry") BLOCK("c1", "c1") S("_s1Jv::P64 = R1;") RET
+                        END_PROC NEXT PROC("g_entry") BLOCK("c1", "c1") S("_s1Jv::I64 = Sp;") RET
+                        END_PROC "]\n", INFER_TYPES);
   if (!c.ok) fail_msg("%s", c.diag);
-  file_check_free(c);
+  parsed_free(c);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_infix_width_from_operands, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_infix_width_mismatch, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_infix_on_floats, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_comparisons_are_words, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_conversions, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_named_machops, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_gc_pointers, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_label_types, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_literals, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_float_address, setup, teardown),
+      ARENA_TEST(test_infix_width_from_operands),
+      ARENA_TEST(test_infix_width_mismatch),
+      ARENA_TEST(test_infix_on_floats),
+      ARENA_TEST(test_comparisons_are_words),
+      ARENA_TEST(test_conversions),
+      ARENA_TEST(test_named_machops),
+      ARENA_TEST(test_gc_pointers),
+      ARENA_TEST(test_label_types),
+      ARENA_TEST(test_literals),
+      ARENA_TEST(test_float_address),
       cmocka_unit_test(test_type_names),
       cmocka_unit_test(test_file_statements),
       cmocka_unit_test(test_file_errors),
