@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test.sh — install the dependencies, build strobe in build/, run every test.
+# test.sh — install the dependencies, build strobe twice, run every test.
 #
-# Runs the cmocka unit tests (ctest) and the lit tests, and prints as its last line
+# Runs the cmocka unit tests (ctest) and the lit tests, in a plain build (build/) and
+# in one with AddressSanitizer and UBSan (build-asan/), and prints as its last line
 #   N passed, N failed
 # (the sum over both suites).  A step that fails without reporting a failed test
 # (configure, build, or a test runner that could not run) counts as one failure.
@@ -68,6 +69,15 @@ run_lit() {
   return "$status"
 }
 
+if step run_configure; then
+  step run_build
+  step run_ctest
+  step run_lit
+fi
+
+# The same suite again with AddressSanitizer and UBSan: bad input must never crash.
+build=build-asan
+run_configure() { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTROBE_SANITIZE=ON; }
 if step run_configure; then
   step run_build
   step run_ctest
