@@ -79,10 +79,13 @@ void cmm_source_linecol(const CmmSource *s, CmmLoc loc, uint32_t *line, uint32_t
  * The front end stops at its first error, so there is one per failed input. */
 typedef struct Diag {
   FILE *out;        /* NULL: count only */
-  unsigned errors;
+  unsigned errors, warnings;
+  bool no_warnings; /* count warnings but do not print them */
 } Diag;
 
 void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void diag_warning(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void diag_note(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

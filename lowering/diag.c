@@ -113,8 +113,10 @@ static void report(Diag *d, const char *what, const CmmSource *s, CmmLoc loc,
   const char *end = start;
   while (end < s->text + s->len && *end != '\n' && *end != '\r') end++;
   const char *from = start, *to = end;
-  if (at - from > WINDOW / 2) from = at - WINDOW / 2;
-  if (to - from > WINDOW) to = from + WINDOW;
+  if (end - start > WINDOW) {
+    if (at - from > WINDOW / 2) from = at - WINDOW / 2;
+    if (to - from > WINDOW) to = from + WINDOW;
+  }
   while (from > start && ((unsigned char)*from & 0xC0) == 0x80) from--; /* whole characters */
   while (to < end && ((unsigned char)*to & 0xC0) == 0x80) to++;
   const char *dots = from > start ? "..." : "";
@@ -132,6 +134,15 @@ void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   report(d, "error", s, loc, fmt, ap);
+  va_end(ap);
+}
+
+void diag_warning(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
+  d->warnings++;
+  if (d->no_warnings) return;
+  va_list ap;
+  va_start(ap, fmt);
+  report(d, "warning", s, loc, fmt, ap);
   va_end(ap);
 }
 

@@ -479,6 +479,19 @@ static int infix_op(const Parser *P, int *level) {
   return -1;
 }
 
+/* Note [Bitwise chains]: GHC prints `& | ^` without parentheses inside one another, so
+ * `a & b ^ c` is its text for both (a & b) ^ c and a & (b ^ c), and real dumps hold both
+ * (`(x << 5) | (x >> 59) & K | 1` is left-nested; `w & v ^ 255`, from w .&. complement v,
+ * is right-nested).  The text cannot tell them apart: strobe reads left to right and says
+ * so wherever the operators differ (the same operator throughout is associative). */
+static void warn_bitwise_chain(Parser *P, int op1, int op2, CmmLoc loc) {
+  const char *a = cmm_machops[op1].infix, *b = cmm_machops[op2].infix;
+  diag_warning(P->d, P->src, loc,
+               "ambiguous '%s' after '%s': GHC prints both 'x %s (y %s z)' and '(x %s y) %s z' "
+               "as 'x %s y %s z'; read as '(x %s y) %s z'",
+               b, a, a, b, a, b, a, b, a, b);
+}
+
 static CmmExpr *binary(Parser *P, int op, CmmExpr *x, CmmExpr *y, CmmLoc loc) {
   CmmExpr *e = new_expr(P, CMM_E_MACHOP, loc);
   e->u.mo.op = (uint8_t)op;
@@ -497,6 +510,7 @@ static CmmExpr *parse_level(Parser *P, int level) {
   static const int tighter[10] = {[1] = 7, [7] = 8, [8] = 9};
   CmmExpr *x = level == 9 ? parse_unary(P) : parse_level(P, tighter[level]);
   unsigned depth = P->depth;
+  int first_op = -1;
   for (;;) {
     int l, op = infix_op(P, &l);
     if (op < 0 || l != level) {
@@ -504,6 +518,11 @@ static CmmExpr *parse_level(Parser *P, int level) {
       return x;
     }
     CmmLoc loc = P->tok.loc;
+    if (level == 9 && first_op >= 0 && op != first_op) {
+      warn_bitwise_chain(P, first_op, op, loc);
+      first_op = op; /* once per change of operator */
+    }
+    if (first_op < 0) first_op = op;
     if (++P->depth > MAX_DEPTH) fail_at(P, loc, "expression nested too deeply");
     next(P);
     CmmExpr *y = level == 9 ? parse_unary(P) : parse_level(P, tighter[level]);

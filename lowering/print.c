@@ -60,12 +60,12 @@ static void print_args(FILE *out, CmmExpr *const *args, uint32_t n) {
   fputc(')', out);
 }
 
-/* A prefix operator, or a bitwise one: an operand that GHC would leave bare but that
- * reads back differently as the operand of a prefix, or on the right of `& | ^`.  GHC
- * never prints such trees; strobe parenthesises them so that what it prints means what
- * it parsed. */
-static bool is_tight(const CmmExpr *e) {
-  return e->kind == CMM_E_MACHOP && cmm_machops[e->u.mo.op].prec == 9;
+/* `& | ^` as an operand of a prefix or on the right of another: GHC prints these bare,
+ * and the parser reads bare chains left-associated, so strobe parenthesises them to
+ * print what it parsed (GHC's own text never reads back this way; see
+ * docs/cmm-syntax.md). */
+static bool is_bitwise(const CmmExpr *e) {
+  return e->kind == CMM_E_MACHOP && cmm_machops[e->u.mo.op].prec == 9 && e->u.mo.nargs == 2;
 }
 
 /* Levels: 1 compare/shift, 7 add, 8 multiply, 9 atoms and the tight operators. */
@@ -84,7 +84,7 @@ static void print_at(FILE *out, const CmmExpr *e, int level) {
       const CmmExpr *y = e->u.mo.args[1];
       print_at(out, e->u.mo.args[0], p == 1 ? 7 : p);
       fprintf(out, " %s ", mi->infix);
-      if (p == 9 && is_tight(y)) {
+      if (p == 9 && is_bitwise(y)) {
         fputc('(', out);
         print_at(out, y, 9);
         fputc(')', out);
@@ -96,7 +96,7 @@ static void print_at(FILE *out, const CmmExpr *e, int level) {
     if (mi->infix_len) { /* prefix - and ~ */
       const CmmExpr *x = e->u.mo.args[0];
       fputs(mi->infix, out);
-      if (is_tight(x)) {
+      if (is_bitwise(x)) {
         fputc('(', out);
         print_at(out, x, 9);
         fputc(')', out);
@@ -170,10 +170,18 @@ void cmm_print_scope(FILE *out, const CmmScope *s) {
   if (s->npaths > 1) fputc(')', out);
 }
 
+/* GHC's `fsep (punctuate comma hints)`: every hint but the last takes a comma, and the
+ * non-empty results are joined by spaces (NoHint prints nothing): `[PtrHint, , PtrHint]`,
+ * `[PtrHint,]`. */
 static void print_hints(FILE *out, const CmmHint *h, uint32_t n) {
+  bool first = true;
   fputc('[', out);
-  for (uint32_t i = 0; i < n; i++)
-    fprintf(out, "%s%s%s", i ? "," : "", i && h[i].text[0] ? " " : "", h[i].text);
+  for (uint32_t i = 0; i < n; i++) {
+    bool comma = i + 1 < n;
+    if (!h[i].text[0] && !comma) continue;
+    fprintf(out, "%s%s%s", first ? "" : " ", h[i].text, comma ? "," : "");
+    first = false;
+  }
   fputc(']', out);
 }
 

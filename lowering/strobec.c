@@ -32,6 +32,7 @@ typedef struct Options {
   Emit emit;
   const char *output;    /* NULL: stdout */
   const char *main_file; /* NULL: the file most ticks name */
+  bool no_warnings;
   const char **inputs;
   int ninputs;
 } Options;
@@ -52,6 +53,7 @@ static void usage(FILE *out) {
         "                      every input succeeds\n"
         "  --main-file=NAME    the Haskell file being compiled, preferred for best notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
+        "  -w                  do not print warnings\n"
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
         "\n"
@@ -92,6 +94,8 @@ static Options parse_options(int argc, char **argv) {
       o.output = argv[i];
     } else if (strncmp(a, "-o", 2) == 0) {
       o.output = a + 2;
+    } else if (strcmp(a, "-w") == 0) {
+      o.no_warnings = true;
     } else if (strncmp(a, "--main-file=", 12) == 0) {
       o.main_file = a + 12;
     } else {
@@ -106,7 +110,7 @@ static Options parse_options(int argc, char **argv) {
 static bool compile(const Options *o, const char *path, FILE *out) {
   CmmSource *src = cmm_source_read(path);
   if (!src) return false;
-  Diag d = {.out = stderr};
+  Diag d = {.out = stderr, .no_warnings = o->no_warnings};
 
   CmmFile *f = cmm_parse(src, &d);
   bool ok = f && cmm_infer_types(f, &d);
