@@ -108,7 +108,7 @@ typedef struct CmmType {
 #define CMM_WORD_WIDTH 64
 
 typedef enum {
-#define X(id, name, type) CMM_REG_##id,
+#define X(id, name, type, offset) CMM_REG_##id,
 #include "globalregs.def"
 #undef X
   CMM_NUM_GLOBAL_REGS
@@ -139,7 +139,12 @@ typedef struct CmmPrimOpInfo { const char *name; uint8_t arg; } CmmPrimOpInfo;
 enum { CMM_PRIMARG_NONE, CMM_PRIMARG_WIDTH, CMM_PRIMARG_INT, CMM_PRIMARG_WIDTH_AMO };
 extern const CmmPrimOpInfo cmm_primops[CMM_NUM_PRIMOPS];
 
-typedef struct CmmGlobalRegInfo { const char *name; uint8_t len; CmmType type; } CmmGlobalRegInfo;
+typedef struct CmmGlobalRegInfo {
+  const char *name;
+  uint8_t len;
+  CmmType type;
+  int32_t offset; /* from BaseReg; -1: none */
+} CmmGlobalRegInfo;
 extern const CmmGlobalRegInfo cmm_global_regs[CMM_NUM_GLOBAL_REGS];
 
 /* What a bare name in value position refers to; decided per proc (parse.c). */

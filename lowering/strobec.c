@@ -1,20 +1,21 @@
 /* strobec — strobe's compiler driver.
  *
- * The pipeline, for each input file:
+ * The pipeline (main reads the same way):
  *
- *   parse    GHC's printed Cmm into CmmFile            (lex.c, parse.c)
- *   types    widths the text leaves out                (types.c)
- *   scopes   the tick-scope tree of each group          (scopes.c)
- *   emit     canonical Cmm or the scope trees          (print.c, scopes.c)
+ *   parse    GHC's printed Cmm into CmmFile                 lex.c, parse.c
+ *   types    the widths the text leaves out                 types.c
+ *   scopes   the tick-scope tree of each group               scopes.c
+ *   lower    ghccc functions with Haskell DWARF              lower.c, debuginfo.c
+ *   emit     optimise, then IR, bitcode, assembly or object  emit.c
  *
- * Later phases slot in after scopes: lower to LLVM IR with DWARF, instrument, and
- * emit IR, bitcode, assembly or an object.
- *
- * Output is written whole or not at all: it is built in memory and written only
- * once every input has gone through without an error.
+ * --emit=cmm and --emit=scopes stop after scopes and print text instead.  Output is
+ * written whole or not at all: it is made in memory and written once every input has
+ * gone through without an error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmm.h"
+#include "emit.h"
+#include "lower.h"
 #include "scopes.h"
 
 #include <errno.h>
@@ -26,13 +27,16 @@
 #define STROBE_VERSION "unknown"
 #endif
 
-typedef enum { EMIT_CMM, EMIT_SCOPES } Emit;
+typedef enum { OUT_CMM, OUT_SCOPES, OUT_LLVM } Output;
 
 typedef struct Options {
-  Emit emit;
+  Output out;
+  EmitKind kind;         /* OUT_LLVM: what to write */
+  bool kind_given;
+  int opt_level;
   const char *output;    /* NULL: stdout */
-  const char *main_file; /* NULL: the file most ticks name */
   bool no_warnings;
+  LowerOptions lower;
   const char **inputs;
   int ninputs;
 } Options;
@@ -41,18 +45,33 @@ static void usage(FILE *out) {
   fputs("Usage: strobec [options] FILE...\n"
         "\n"
         "Reads Cmm as GHC 9.0.2 prints it with -g (-ddump-cmm or -ddump-cmm-raw, native or\n"
-        "-fllvm pipeline, whole dump files) and writes what --emit asks for.  FILE '-' is\n"
+        "-fllvm pipeline, whole dump files), lowers it to LLVM IR with Haskell debug info,\n"
+        "and writes what --emit asks for.  Several files make one module.  FILE '-' is\n"
         "standard input.\n"
         "\n"
-        "Options:\n"
-        "  --emit=cmm          print the parsed Cmm back in canonical form (default);\n"
-        "                      reading that output again gives the same text\n"
-        "  --emit=scopes       print each group's tick-scope tree: scopes, their blocks,\n"
-        "                      their ticks and their best source note\n"
+        "Output:\n"
         "  -o FILE             write to FILE (default: standard output); written only if\n"
         "                      every input succeeds\n"
-        "  --main-file=NAME    the Haskell file being compiled, preferred for best notes\n"
+        "  --emit=KIND         what to write; the default comes from the suffix of -o\n"
+        "                      (.o obj, .s asm, .bc bc, .ll llvm, .cmm cmm), else llvm:\n"
+        "    obj                 an ELF object\n"
+        "    asm                 assembly\n"
+        "    bc                  LLVM bitcode\n"
+        "    llvm                LLVM IR as text\n"
+        "    cmm                 the parsed Cmm in canonical form (reading it again gives\n"
+        "                        the same text)\n"
+        "    scopes              each group's tick-scope tree: scopes, their blocks, their\n"
+        "                        ticks and their best source note\n"
+        "  -O0 -O1 -O2 -O3     optimisation level (default -O0), LLVM's pipeline in process\n"
+        "\n"
+        "Lowering:\n"
+        "  --entry=LABEL       make a standalone program entered at LABEL (a procedure or\n"
+        "                      its info table); link with libstrobe-rt (docs/standalone.md)\n"
+        "  --dwarf-language=L  c (default: best for lldb) or haskell (DW_LANG_Haskell)\n"
+        "  --main-file=NAME    the Haskell file being compiled, preferred for source notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
+        "\n"
+        "Other:\n"
         "  -w                  do not print warnings\n"
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
@@ -68,8 +87,24 @@ static _Noreturn void usage_error(const char *fmt, const char *arg) {
   exit(1);
 }
 
+static bool parse_emit(const char *s, Options *o) {
+  static const struct { const char *name; Output out; EmitKind kind; } kinds[] = {
+      {"obj", OUT_LLVM, EMIT_KIND_OBJ}, {"asm", OUT_LLVM, EMIT_KIND_ASM},
+      {"bc", OUT_LLVM, EMIT_KIND_BC},   {"llvm", OUT_LLVM, EMIT_KIND_LLVM},
+      {"cmm", OUT_CMM, EMIT_KIND_LLVM}, {"scopes", OUT_SCOPES, EMIT_KIND_LLVM},
+  };
+  for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+    if (strcmp(s, kinds[i].name) == 0) {
+      o->out = kinds[i].out;
+      o->kind = kinds[i].kind;
+      o->kind_given = true;
+      return true;
+    }
+  return false;
+}
+
 static Options parse_options(int argc, char **argv) {
-  Options o = {.emit = EMIT_CMM};
+  Options o = {.out = OUT_LLVM, .kind = EMIT_KIND_LLVM};
   o.inputs = calloc((size_t)argc, sizeof *o.inputs);
   if (!o.inputs) internal_error("out of memory");
   bool no_more_options = false;
@@ -86,80 +121,121 @@ static Options parse_options(int argc, char **argv) {
       printf("strobec %s\n", STROBE_VERSION);
       exit(0);
     } else if (strncmp(a, "--emit=", 7) == 0) {
-      if (strcmp(a + 7, "cmm") == 0) o.emit = EMIT_CMM;
-      else if (strcmp(a + 7, "scopes") == 0) o.emit = EMIT_SCOPES;
-      else usage_error("unknown --emit kind '%s' (expected cmm or scopes)", a + 7);
+      if (!parse_emit(a + 7, &o))
+        usage_error("unknown --emit kind '%s' (expected obj, asm, bc, llvm, cmm or scopes)", a + 7);
     } else if (strcmp(a, "-o") == 0) {
       if (++i == argc) usage_error("%s needs a file name", "-o");
       o.output = argv[i];
     } else if (strncmp(a, "-o", 2) == 0) {
       o.output = a + 2;
+    } else if (a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      o.opt_level = a[2] - '0';
+    } else if (strncmp(a, "--entry=", 8) == 0 && a[8]) {
+      o.lower.entry = a + 8;
+    } else if (strncmp(a, "--dwarf-language=", 17) == 0) {
+      if (strcmp(a + 17, "haskell") == 0) o.lower.dwarf_haskell = true;
+      else if (strcmp(a + 17, "c") != 0)
+        usage_error("unknown --dwarf-language '%s' (expected c or haskell)", a + 17);
+    } else if (strncmp(a, "--main-file=", 12) == 0) {
+      o.lower.main_file = a + 12;
     } else if (strcmp(a, "-w") == 0) {
       o.no_warnings = true;
-    } else if (strncmp(a, "--main-file=", 12) == 0) {
-      o.main_file = a + 12;
     } else {
       usage_error("unknown option '%s'", a);
     }
   }
   if (o.ninputs == 0) usage_error("%s", "no input files");
+  if (!o.kind_given && o.output) {
+    size_t n = strlen(o.output);
+    if (n > 4 && strcmp(o.output + n - 4, ".cmm") == 0) o.out = OUT_CMM;
+    else emit_kind_from_suffix(o.output, &o.kind);
+  }
   return o;
 }
 
-/* Runs the pipeline on one input, appending what --emit asks for to out. */
-static bool compile(const Options *o, const char *path, FILE *out) {
-  CmmSource *src = cmm_source_read(path);
-  if (!src) return false;
+/* The front end for one input: parse and infer widths.  NULL after reporting. */
+static CmmFile *front_end(const Options *o, const char *path, CmmSource **src) {
+  *src = cmm_source_read(path);
+  if (!*src) return NULL;
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
-
-  CmmFile *f = cmm_parse(src, &d);
-  bool ok = f && cmm_infer_types(f, &d);
-  if (ok && o->emit == EMIT_CMM) cmm_print_file(out, f);
-  if (ok && o->emit == EMIT_SCOPES) {
-    const char *main_file = o->main_file ? o->main_file : scopes_main_file(f, f->arena);
-    if (o->ninputs > 1) fprintf(out, "file %s\n", src->name);
-    for (uint32_t g = 0; g < f->ngroups; g++) {
-      ScopeTree *t = scopes_build(f, &f->groups[g], main_file, f->arena);
-      scopes_print(out, f, &f->groups[g], t);
-    }
+  CmmFile *f = cmm_parse(*src, &d);
+  if (f && !cmm_infer_types(f, &d)) {
+    cmm_file_free(f);
+    f = NULL;
   }
-  cmm_file_free(f);
-  cmm_source_free(src);
+  return f;
+}
+
+/* --emit=cmm and --emit=scopes: text, made in memory. */
+static bool print_text(const Options *o, FILE *out) {
+  bool ok = true;
+  for (int i = 0; i < o->ninputs; i++) {
+    CmmSource *src;
+    CmmFile *f = front_end(o, o->inputs[i], &src);
+    ok = ok && f;
+    if (f && o->out == OUT_CMM) cmm_print_file(out, f);
+    if (f && o->out == OUT_SCOPES) {
+      const char *main_file = o->lower.main_file ? o->lower.main_file : scopes_main_file(f, f->arena);
+      if (o->ninputs > 1) fprintf(out, "file %s\n", src->name);
+      for (uint32_t g = 0; g < f->ngroups; g++)
+        scopes_print(out, f, &f->groups[g], scopes_build(f, &f->groups[g], main_file, f->arena));
+    }
+    cmm_file_free(f);
+    cmm_source_free(src);
+  }
   return ok;
 }
 
-/* Writes the whole buffer to path through a temporary file and a rename. */
-static bool write_output(const char *path, const char *buf, size_t len) {
-  if (!path) return fwrite(buf, 1, len, stdout) == len && fflush(stdout) == 0;
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16);
-  if (!tmp) internal_error("out of memory");
-  snprintf(tmp, n + 16, "%s.tmp%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "wb");
-  bool ok = f && fwrite(buf, 1, len, f) == len;
-  if (f && fclose(f) != 0) ok = false;
-  if (ok && rename(tmp, path) != 0) ok = false;
-  if (!ok) {
-    fprintf(stderr, "strobec: error: cannot write '%s': %s\n", path, strerror(errno));
-    remove(tmp);
+static bool report(char *error) {
+  fprintf(stderr, "strobec: error: %s\n", error);
+  free(error);
+  return false;
+}
+
+/* parse → types → scopes → lower → emit, every input into one module. */
+static bool compile(const Options *o) {
+  LLVMContextRef ctx = LLVMContextCreate();
+  Diag d = {.out = stderr, .no_warnings = o->no_warnings};
+  Lowering *L = lw_new(ctx, o->inputs[0], &o->lower, &d);
+  bool ok = true;
+  for (int i = 0; i < o->ninputs && ok; i++) {
+    CmmSource *src;
+    CmmFile *f = front_end(o, o->inputs[i], &src);
+    ok = f && lw_add_file(L, f);
+    cmm_file_free(f);
+    cmm_source_free(src);
   }
-  free(tmp);
+  LLVMModuleRef m = ok ? lw_finish(L) : NULL;
+  lw_free(L);
+  ok = m != NULL;
+
+  char *error = NULL;
+  LLVMTargetMachineRef tm = ok ? emit_target_machine(o->opt_level, &error) : NULL;
+  ok = ok && (tm || report(error));
+  ok = ok && (emit_optimize(m, tm, o->opt_level, &error) || report(error));
+  ok = ok && (emit_module(m, tm, o->kind, o->output ? o->output : "-", &error) || report(error));
+  if (tm) LLVMDisposeTargetMachine(tm);
+  if (m) LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
   return ok;
 }
 
 int main(int argc, char **argv) {
   Options o = parse_options(argc, argv);
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *out = open_memstream(&buf, &len);
-  if (!out) internal_error("open_memstream: %s", strerror(errno));
-
-  bool ok = true;
-  for (int i = 0; i < o.ninputs; i++) ok = compile(&o, o.inputs[i], out) && ok;
-
-  if (fclose(out) != 0) internal_error("cannot finish the output in memory");
-  if (ok) ok = write_output(o.output, buf, len);
-  free(buf);
+  bool ok;
+  if (o.out == OUT_LLVM) {
+    ok = compile(&o);
+  } else {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out) internal_error("open_memstream: %s", strerror(errno));
+    ok = print_text(&o, out);
+    if (fclose(out) != 0) internal_error("cannot finish the output in memory");
+    char *error = NULL;
+    if (ok && !emit_write_file(o.output ? o.output : "-", buf, len, &error)) ok = report(error);
+    free(buf);
+  }
   free(o.inputs);
   return ok ? 0 : 1;
 }

@@ -16,7 +16,7 @@
 #define F64 {CMM_FLOAT, 64}
 
 const CmmGlobalRegInfo cmm_global_regs[CMM_NUM_GLOBAL_REGS] = {
-#define X(id, name, type) [CMM_REG_##id] = {name, sizeof name - 1, type},
+#define X(id, name, type, offset) [CMM_REG_##id] = {name, sizeof name - 1, type, offset},
 #include "globalregs.def"
 #undef X
 };

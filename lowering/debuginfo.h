@@ -1,0 +1,45 @@
+/* debuginfo.h — Haskell source locations as DWARF (DESIGN.md §5).
+ *
+ * One compile unit per module; per LLVM function a DISubprogram named with the Haskell
+ * name and placed at its entry scope's best note; a DILexicalBlock per scope-tree node
+ * the function has blocks in, nested as the tree nests below the function's entry scope;
+ * and the location each instruction gets.
+ */
+#ifndef STROBE_DEBUGINFO_H
+#define STROBE_DEBUGINFO_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+
+#include "cmm.h"
+#include "scopes.h"
+
+typedef struct DebugInfo DebugInfo;
+
+/* dir: the directory relative source-note file names are resolved against. */
+DebugInfo *dw_new(LLVMModuleRef m, bool haskell, const char *cu_file, const char *dir);
+void dw_finish(DebugInfo *dw);
+void dw_free(DebugInfo *dw);
+
+typedef struct DwFunction {
+  LLVMMetadataRef sp;
+  const ScopeNode *root;   /* the function's entry scope */
+  StrMap blocks;           /* scope text -> index + 1 into lexical, per function */
+  VEC(LLVMMetadataRef) lexical;
+  const CmmSrcNote *fallback; /* where instructions without a note go */
+} DwFunction;
+
+/* A DISubprogram for fn, named `name`, at its entry scope's note (line 0 if none). */
+void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name,
+                 const ScopeNode *root, Arena *a);
+/* The lexical scope for code of scope-tree node n in function f. */
+LLVMMetadataRef dw_scope(DebugInfo *dw, DwFunction *f, const ScopeNode *n, Arena *a);
+/* A location at note (or at the function's fallback when note is NULL) in scope. */
+LLVMMetadataRef dw_location(DebugInfo *dw, DwFunction *f, LLVMMetadataRef scope,
+                            const CmmSrcNote *note);
+void dw_function_done(DebugInfo *dw, DwFunction *f);
+
+/* Whether note b lies within note a (same file, span contained). */
+bool dw_note_within(const CmmSrcNote *a, const CmmSrcNote *b);
+
+#endif
