@@ -17,8 +17,13 @@ config.environment["PATH"] = os.pathsep.join(
 )
 config.substitutions.append(("%strobec", os.path.join(config.strobe_tools_dir, "strobec")))
 config.substitutions.append(("%corpus", config.strobe_corpus))
+# Linking a standalone program: clang-22 and the static runtime (docs/standalone.md).
+config.substitutions.append(("%strobe_rt", config.strobe_rt_lib))
+config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clang")))
+config.substitutions.append(("%lldb", os.path.join(config.llvm_tools_dir, "lldb")))
+config.substitutions.append(("%examples", os.path.join(config.strobe_src_root, "examples")))
 
-for tool in ["FileCheck", "not", "count"]:
+for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-objdump"]:
     # Only a word of its own (between spaces, pipes, ...), never part of a path or option.
     config.substitutions.append(
         (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))

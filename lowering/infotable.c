@@ -113,10 +113,9 @@ static bool liveness(Arena *a, const CmmInfoTable *it, const CmmRep *r, LwInfoCt
 }
 
 /* The file's data sections by label. */
-static const CmmData *find_data(LwInfoCtx *ctx, const char *label) {
-  if (!ctx || !ctx->file || !ctx->index_arena) return NULL;
+static const CmmData *find_data(LwInfoCtx *ctx, Arena *a, const char *label) {
+  if (!ctx || !ctx->file) return NULL;
   if (!ctx->indexed) {
-    Arena *a = ctx->index_arena;
     uint32_t n = 0;
     for (uint32_t g = 0; g < ctx->file->ngroups; g++)
       for (uint32_t d = 0; d < ctx->file->groups[g].ndecls; d++)
@@ -146,7 +145,7 @@ static bool static_fun_ptrs(Arena *a, const CmmInfoTable *it, LwInfoCtx *ctx,
   const char *clo = swap_suffix(a, it->label, "_closure");
   if (!clo) return failf(why, "%s: a static function's info label does not end in _info",
                          it->label);
-  const CmmData *d = find_data(ctx, clo);
+  const CmmData *d = find_data(ctx, a, clo);
   if (!d)
     return failf(why, "%s: static function: its closure %s is not in the file (its pointer "
                  "count, which -ddump-cmm does not print, comes from the closure)",
@@ -348,8 +347,7 @@ bool lw_info_table_words(const CmmProc *proc, const CmmInfoTable *it, Arena *a,
   return true;
 }
 
-void lw_info_ctx_init(LwInfoCtx *ctx, const CmmFile *file, Arena *a) {
+void lw_info_ctx_init(LwInfoCtx *ctx, const CmmFile *file) {
   memset(ctx, 0, sizeof *ctx);
   ctx->file = file;
-  ctx->index_arena = a;
 }

@@ -41,15 +41,15 @@ typedef struct LwInfoCtx {
    * a description's bytes are the parsed file's) */
   LwInfoAux *aux;
   uint32_t naux;
-  /* private: the file's data sections by label, built on first use in index_arena */
-  Arena *index_arena;
+  /* private: the file's data sections by label, built by the first call that needs it,
+   * in that call's arena (which must therefore outlive ctx) */
   bool indexed;
   StrMap data_index;
   const CmmData **datas;
 } LwInfoCtx;
 
-/* file may be NULL; a (which must outlive ctx) holds the index of its data sections. */
-void lw_info_ctx_init(LwInfoCtx *ctx, const CmmFile *file, Arena *a);
+/* file may be NULL (then a static function's table fails). */
+void lw_info_ctx_init(LwInfoCtx *ctx, const CmmFile *file);
 
 /* The words of it, a table of proc, as GHC's -ddump-cmm-raw prints them, in its order:
  * CMM_STATIC_LIT statics whose lit is CMM_E_INT (type I64, or I32 for `:: W32`) or

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef STROBE_VERSION
@@ -36,6 +37,7 @@ typedef struct Options {
   int opt_level;
   const char *output;    /* NULL: stdout */
   bool no_warnings;
+  bool time_passes;
   LowerOptions lower;
   const char **inputs;
   int ninputs;
@@ -73,6 +75,7 @@ static void usage(FILE *out) {
         "\n"
         "Other:\n"
         "  -w                  do not print warnings\n"
+        "  --time-passes       print the time each stage took to standard error\n"
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
         "\n"
@@ -140,6 +143,8 @@ static Options parse_options(int argc, char **argv) {
       o.lower.main_file = a + 12;
     } else if (strcmp(a, "-w") == 0) {
       o.no_warnings = true;
+    } else if (strcmp(a, "--time-passes") == 0) {
+      o.time_passes = true;
     } else {
       usage_error("unknown option '%s'", a);
     }
@@ -153,13 +158,40 @@ static Options parse_options(int argc, char **argv) {
   return o;
 }
 
+/* --time-passes: seconds spent per stage, over all inputs. */
+enum { T_READ, T_PARSE, T_TYPES, T_LOWER, T_OPTIMIZE, T_EMIT, T_NSTAGES };
+static const char *const stage_names[T_NSTAGES] = {"read", "parse", "types",
+                                                   "scopes+lower", "optimize", "codegen+write"};
+static double stage_time[T_NSTAGES];
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Runs a stage's expression, adding its time to stage_time[stage]. */
+#define TIMED(stage, x) (stage_t0 = now(), stage_ok = (x), stage_time[stage] += now() - stage_t0, stage_ok)
+static double stage_t0;
+static bool stage_ok;
+
+static void print_times(void) {
+  double total = 0;
+  for (int i = 0; i < T_NSTAGES; i++) total += stage_time[i];
+  fprintf(stderr, "strobec: time per stage (seconds)\n");
+  for (int i = 0; i < T_NSTAGES; i++)
+    fprintf(stderr, "  %-14s %9.4f  %5.1f%%\n", stage_names[i], stage_time[i],
+            total > 0 ? 100 * stage_time[i] / total : 0);
+  fprintf(stderr, "  %-14s %9.4f\n", "total", total);
+}
+
 /* The front end for one input: parse and infer widths.  NULL after reporting. */
 static CmmFile *front_end(const Options *o, const char *path, CmmSource **src) {
-  *src = cmm_source_read(path);
-  if (!*src) return NULL;
+  if (!TIMED(T_READ, (*src = cmm_source_read(path)) != NULL)) return NULL;
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
-  CmmFile *f = cmm_parse(*src, &d);
-  if (f && !cmm_infer_types(f, &d)) {
+  CmmFile *f;
+  (void)TIMED(T_PARSE, (f = cmm_parse(*src, &d)) != NULL);
+  if (f && !TIMED(T_TYPES, cmm_infer_types(f, &d))) {
     cmm_file_free(f);
     f = NULL;
   }
@@ -201,19 +233,21 @@ static bool compile(const Options *o) {
   for (int i = 0; i < o->ninputs && ok; i++) {
     CmmSource *src;
     CmmFile *f = front_end(o, o->inputs[i], &src);
-    ok = f && lw_add_file(L, f);
+    ok = f && TIMED(T_LOWER, lw_add_file(L, f));
     cmm_file_free(f);
     cmm_source_free(src);
   }
-  LLVMModuleRef m = ok ? lw_finish(L) : NULL;
+  LLVMModuleRef m = NULL;
+  if (ok) (void)TIMED(T_LOWER, (m = lw_finish(L)) != NULL);
   lw_free(L);
   ok = m != NULL;
 
   char *error = NULL;
   LLVMTargetMachineRef tm = ok ? emit_target_machine(o->opt_level, &error) : NULL;
   ok = ok && (tm || report(error));
-  ok = ok && (emit_optimize(m, tm, o->opt_level, &error) || report(error));
-  ok = ok && (emit_module(m, tm, o->kind, o->output ? o->output : "-", &error) || report(error));
+  ok = ok && (TIMED(T_OPTIMIZE, emit_optimize(m, tm, o->opt_level, &error)) || report(error));
+  ok = ok && (TIMED(T_EMIT, emit_module(m, tm, o->kind, o->output ? o->output : "-", &error)) ||
+              report(error));
   if (tm) LLVMDisposeTargetMachine(tm);
   if (m) LLVMDisposeModule(m);
   LLVMContextDispose(ctx);
@@ -236,6 +270,7 @@ int main(int argc, char **argv) {
     if (ok && !emit_write_file(o.output ? o.output : "-", buf, len, &error)) ok = report(error);
     free(buf);
   }
+  if (o.time_passes) print_times();
   free(o.inputs);
   return ok ? 0 : 1;
 }

@@ -203,8 +203,8 @@ static bool compare_pair(const char *sym_path, const char *raw_path, PairStats *
         }
       }
     LwInfoCtx ctx, rctx;
-    lw_info_ctx_init(&ctx, sf, a);
-    lw_info_ctx_init(&rctx, rf, a);
+    lw_info_ctx_init(&ctx, sf);
+    lw_info_ctx_init(&rctx, rf);
     for (uint32_t g = 0; g < sf->ngroups; g++)
       for (uint32_t d = 0; d < sf->groups[g].ndecls; d++) {
         const CmmDecl *decl = &sf->groups[g].decls[d];
@@ -284,7 +284,7 @@ static Words words_of(Arena *a, const char *text, bool with_ctx) {
   assert_true(r.p.ok);
   const CmmProc *p = &r.p.f->groups[0].decls[0].u.proc;
   assert_int_equal(p->ntables, 1);
-  lw_info_ctx_init(&r.ctx, r.p.f, a);
+  lw_info_ctx_init(&r.ctx, r.p.f);
   r.ok = lw_info_table_words(p, &p->tables[0], a, &r.w, &r.n, &r.why,
                              with_ctx ? &r.ctx : NULL);
   if (r.ok) assert_null(r.why);
