@@ -74,7 +74,7 @@ bool dw_note_within(const CmmSrcNote *a, const CmmSrcNote *b) {
 
 void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name,
                  const ScopeNode *root, Arena *a) {
-  const CmmSrcNote *note = root ? root->best : NULL;
+  const CmmSrcNote *note = root ? root->first : NULL;
   LLVMMetadataRef file = note ? file_of(dw, note->file) : dw->cu_file;
   unsigned line = note ? note->line1 : 0;
   f->root = root;
@@ -91,14 +91,14 @@ void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name
 /* The lexical block of node n, made on first use: nested under its parent's if the
  * parent lies below the function's entry scope, else directly in the subprogram. */
 LLVMMetadataRef dw_scope(DebugInfo *dw, DwFunction *f, const ScopeNode *n, Arena *a) {
-  if (!n || n == f->root || !n->best) return f->sp;
+  if (!n || n == f->root || !n->first) return f->sp;
   uint32_t i;
   if (strmap_get(&f->blocks, n->text, &i)) return f->lexical.v[i];
   const ScopeNode *up = n->parent;
   while (up && up != f->root) up = up->parent;
   LLVMMetadataRef parent = up ? dw_scope(dw, f, n->parent, a) : f->sp;
-  LLVMMetadataRef lb = LLVMDIBuilderCreateLexicalBlock(dw->dib, parent, file_of(dw, n->best->file),
-                                                       n->best->line1, n->best->col1);
+  LLVMMetadataRef lb = LLVMDIBuilderCreateLexicalBlock(dw->dib, parent, file_of(dw, n->first->file),
+                                                       n->first->line1, n->first->col1);
   strmap_put(&f->blocks, a, n->text, f->lexical.n, NULL);
   vec_push(a, &f->lexical, lb);
   return lb;

@@ -862,7 +862,11 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
   LLVMPositionBuilderAtEnd(L->b, F->bb[k]);
   const ScopeNode *node = scopes_block_node(F->tree, F->decl, k);
   F->scope = dw_scope(L->dw, &F->dwf, node, L->a);
-  const CmmSrcNote *note = node->best;
+  /* Note [Where a block's line starts]: at GHC's note for the scope (the first from the
+   * main file, usually the whole binding), not at the most specific one: that keeps
+   * every line GHC's own -g object has (bench/line-tables.sh).  A tick inside the
+   * current note then moves the location in, for code after it. */
+  const CmmSrcNote *note = node->first;
   LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
   for (uint32_t i = 0; i < blk->nstmts; i++) {
     const CmmStmt *s = &blk->stmts[i];

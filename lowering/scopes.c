@@ -232,6 +232,13 @@ static const CmmSrcNote *best_note(const ScopeTick *ticks, uint32_t n, const cha
   internal_error("no minimal span among %u notes", nc);
 }
 
+/* GHC's choice: the first note from the main file, else the first note. */
+static const CmmSrcNote *first_note(const ScopeTick *ticks, uint32_t n, const char *main_file) {
+  for (uint32_t i = 0; i < n && main_file; i++)
+    if (strcmp(ticks[i].note->file, main_file) == 0) return ticks[i].note;
+  return n ? ticks[0].note : NULL;
+}
+
 /* ---- the API ------------------------------------------------------------------------ */
 
 const char *scopes_main_file(const CmmFile *f, Arena *a) {
@@ -336,6 +343,8 @@ ScopeTree *scopes_build(const CmmFile *f, const CmmGroup *g, const char *main_fi
       n->best = n->parent->best;
       n->best_inherited = n->best != NULL;
     }
+    n->first = first_note(n->ticks, n->nticks, t->main_file);
+    if (!n->first && n->parent) n->first = n->parent->first;
     for (uint32_t c = 0; c < n->nchildren; c++) queue[tail++] = n->children[c];
   }
   cmm_assert(tail == t->nnodes);

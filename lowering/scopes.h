@@ -44,6 +44,10 @@ struct ScopeNode {
   ScopeTick *ticks;          /* no two with the same file and span */
   const CmmSrcNote *best;    /* NULL: no note covers this node */
   bool best_inherited;       /* best comes from an ancestor (the node has no ticks) */
+  /* GHC's choice (GHC.Cmm.DebugBlock's bestSrcTick): the first note from the main file,
+   * else the first note, else the parent's.  Usually the whole binding's span; the
+   * lowering starts each block's line there (see Note [Where a block's line starts]). */
+  const CmmSrcNote *first;
 };
 
 typedef struct ScopeTree {

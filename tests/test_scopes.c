@@ -199,6 +199,29 @@ static void test_main_file_preferred(void **state) {
   parsed_free(in);
 }
 
+/* GHC's choice, where the lowering starts a block's line: the first note of the main
+ * file, whatever its span; else the first of another file; else the parent's. */
+static void test_first_note(void **state) {
+  Arena *arena = *state;
+  Parsed in = parse_dump(specific, PARSE_ONLY);
+  ScopeTree *t = scopes_build(in.f, &in.f->groups[0], NULL, arena);
+  assert_note(node(t, "cA")->first, "M.hs", 1, 1, 3, 20); /* best is 2:5, the innermost */
+  assert_note(node(t, "cA/cB")->first, "M.hs", 2, 5, 2, 9);
+  parsed_free(in);
+
+  in = parse_dump(two_files, PARSE_ONLY);
+  t = scopes_build(in.f, &in.f->groups[0], "M.hs", arena);
+  assert_note(node(t, "cA")->first, "M.hs", 1, 1, 9, 9);
+  assert_note(node(t, "cA/cB")->first, "Lib.hs", 1, 1, 8, 8); /* no M.hs note: first of any */
+  parsed_free(in);
+
+  in = parse_dump(nesting, PARSE_ONLY);
+  t = scopes_build(in.f, &in.f->groups[0], NULL, arena);
+  assert_ptr_equal(node(t, "cA/cC/cD")->first, node(t, "cA")->first); /* inherited */
+  assert_note(node(t, "cA/cB/cX")->first, "M.hs", 5, 3, 5, 9);
+  parsed_free(in);
+}
+
 /* The default main file counts notes over all groups; ties go to the first seen. */
 static void test_default_main_file(void **state) {
   Arena *arena = *state;
@@ -303,6 +326,7 @@ int main(void) {
       ARENA_TEST(test_nesting_across_procs),
       ARENA_TEST(test_combined_scope),
       ARENA_TEST(test_best_by_specificity),
+      ARENA_TEST(test_first_note),
       ARENA_TEST(test_main_file_preferred),
       ARENA_TEST(test_default_main_file),
       ARENA_TEST(test_global_root),
