@@ -953,8 +953,13 @@ static LLVMValueRef new_function(Lowering *L) {
   }
   LLVMSetFunctionCallConv(fn, LLVMGHCCallConv);
   LLVMSetAlignment(fn, 8);
-  unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, nounwind, 0));
+  /* Cmm may load from address 0 to crash on purpose: LLVM must not treat that as
+   * undefined behaviour and delete it. */
+  static const char *const attrs[] = {"nounwind", "null_pointer_is_valid"};
+  for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
+    unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, kind, 0));
+  }
   return fn;
 }
 
@@ -1114,6 +1119,9 @@ static void entry_glue(Lowering *L) {
   args[P_SPLIM] = LLVMBuildLoad2(b, L->i64, FIELD(CMM_REG_SPLIM), "splim");
   LLVMValueRef call = LLVMBuildCall2(b, L->fn_type, L->entry_fn, args, NPARAMS, "");
   LLVMSetInstructionCallConv(call, LLVMGHCCallConv);
+  /* strobe_entry has no debug info: code inlined into it would lose its Haskell lines. */
+  unsigned noinline = LLVMGetEnumAttributeKindForName("noinline", 8);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(L->ctx, noinline, 0));
   LLVMBuildRet(b, LLVMBuildLoad2(b, L->i64, FIELD(CMM_REG_R1), "status"));
 #undef FIELD
 }

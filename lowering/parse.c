@@ -723,7 +723,8 @@ static CmmExpr **parse_args(Parser *P, uint32_t *n) {
   return args.v;
 }
 
-/* hints := '[' [hint {',' hint}] ']'      hint := PtrHint | ‘signed’ | `signed' | (empty) */
+/* hints := '[' [hint {',' hint}] ']'      hint := PtrHint | ‘signed’ | `signed' | (empty)
+ * (GHC's AddrHint, SignedHint and NoHint; the quotes depend on the locale) */
 static CmmHint *parse_hints(Parser *P, uint32_t *n) {
   VEC(CmmHint) hints = {0};
   expect_kind(P, TK_LBRACKET, "'[' to open the hints");
@@ -731,6 +732,8 @@ static CmmHint *parse_hints(Parser *P, uint32_t *n) {
     for (;;) {
       CmmHint h = {""};
       if (P->tok.kind == TK_NAME) {
+        if (!is_name(P, "PtrHint") && !is_name(P, "‘signed’") && !is_name(P, "`signed'"))
+          expected(P, "a hint (PtrHint, ‘signed’ or none)");
         h.text = tok_str(P, P->tok);
         next(P);
       }

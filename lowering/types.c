@@ -74,24 +74,38 @@ static bool address(Infer *I, const CmmExpr *addr) {
   return addr->type.cat != CMM_FLOAT || fail(I, addr->loc, "a float is not an address");
 }
 
+/* A value used where only an integer makes sense: a condition, a switch, a target. */
+static bool integer(Infer *I, const CmmExpr *e, const char *what) {
+  return e->type.cat != CMM_FLOAT ||
+         fail(I, e->loc, arena_printf(I->a, "%s must be an integer, not %s", what, cmm_type_name(e->type)));
+}
+
+/* The F_ MachOps and the conversions from a float (FS_, FF_) take floats; the rest,
+ * integers. */
+static bool takes_floats(const CmmMachOpInfo *mi) { return mi->name[0] == 'F'; }
+
 static bool infer_machop(Infer *I, CmmExpr *e) {
   const CmmMachOpInfo *mi = &cmm_machops[e->u.mo.op];
   for (unsigned i = 0; i < e->u.mo.nargs; i++)
     if (!infer(I, e->u.mo.args[i])) return false;
   CmmType x = e->u.mo.args[0]->type;
+  for (unsigned i = 0; i < e->u.mo.nargs; i++) {
+    const CmmExpr *a = e->u.mo.args[i];
+    if ((a->type.cat == CMM_FLOAT) == takes_floats(mi)) continue;
+    if (!e->u.mo.named)
+      return fail(I, i ? a->loc : e->loc,
+                  arena_printf(I->a, "integer operator '%s' applied to a float (%s)", mi->infix,
+                               cmm_type_name(a->type)));
+    return fail(I, a->loc, arena_printf(I->a, "%%MO_%s takes %s operands, not %s", mi->name,
+                                        takes_floats(mi) ? "float" : "integer",
+                                        cmm_type_name(a->type)));
+  }
   if (!e->u.mo.named) {
     /* An infix operator: the integer MachOps, at the width of their operands. */
-    if (x.cat == CMM_FLOAT)
-      return fail(I, e->loc, arena_printf(I->a, "integer operator '%s' applied to a float (%s)",
-                                          mi->infix, cmm_type_name(x)));
     e->u.mo.w = e->u.mo.w2 = x.width;
     bool shift = e->u.mo.op == CMM_MO_SHL || e->u.mo.op == CMM_MO_U_SHR;
     if (e->u.mo.nargs == 2 && !shift) {
       CmmType y = e->u.mo.args[1]->type;
-      if (y.cat == CMM_FLOAT)
-        return fail(I, e->u.mo.args[1]->loc,
-                    arena_printf(I->a, "integer operator '%s' applied to a float (%s)",
-                                 mi->infix, cmm_type_name(y)));
       if (y.width != x.width)
         return fail(I, e->loc, arena_printf(I->a, "operands of '%s' have different widths (%s and %s)",
                                             mi->infix, wname(I, x), wname(I, y)));
@@ -167,10 +181,37 @@ static bool infer(Infer *I, CmmExpr *e) {
   }
 }
 
+/* An assignment or store moves a value of its own width, and a float only into a float. */
 static bool same_width(Infer *I, CmmType dst, const CmmExpr *rhs, const char *what) {
+  if ((dst.cat == CMM_FLOAT) != (rhs->type.cat == CMM_FLOAT))
+    return fail(I, rhs->loc, arena_printf(I->a, "%s of type %s gets a value of type %s", what,
+                                          cmm_type_name(dst), cmm_type_name(rhs->type)));
   if (dst.width == rhs->type.width) return true;
   return fail(I, rhs->loc, arena_printf(I->a, "%s of %s gets a %s value", what, wname(I, dst),
                                         wname(I, rhs->type)));
+}
+
+/* Prim calls: the MO_F64_ and MO_F32_ ones compute on floats of their width; the rest on
+ * integers, except that MO_UF_Conv gives a float. */
+static void check_prim(Infer *I, const CmmStmt *s) {
+  int op = s->u.prim.op;
+  bool f = op >= CMM_PRIM_F64_PWR && op <= CMM_PRIM_F32_SQRT;
+  CmmType want = {CMM_FLOAT, op >= CMM_PRIM_F32_PWR ? 32 : 64};
+  const char *name = cmm_primops[op].name;
+  for (uint32_t i = 0; i < s->u.prim.nargs && I->ok; i++) {
+    const CmmExpr *a = s->u.prim.args[i];
+    if (f ? a->type.cat != CMM_FLOAT || a->type.width != want.width : a->type.cat == CMM_FLOAT)
+      fail(I, a->loc, arena_printf(I->a, "%s takes %s arguments, not %s", name,
+                                   f ? cmm_type_name(want) : "integer", cmm_type_name(a->type)));
+  }
+  bool float_result = f || op == CMM_PRIM_UF_CONV;
+  for (uint32_t i = 0; i < s->u.prim.nresults && I->ok; i++) {
+    const CmmExpr *r = s->u.prim.results[i];
+    if ((r->type.cat == CMM_FLOAT) != float_result || (f && r->type.width != want.width))
+      fail(I, r->loc, arena_printf(I->a, "%s gives %s results, not %s", name,
+                                   f ? cmm_type_name(want) : float_result ? "float" : "integer",
+                                   cmm_type_name(r->type)));
+  }
 }
 
 static void infer_all(Infer *I, CmmExpr **v, uint32_t n) {
@@ -194,15 +235,22 @@ static void infer_stmt(Infer *I, CmmStmt *s) {
   case CMM_S_CCALL:
     infer_all(I, s->u.ccall.results, s->u.ccall.nresults);
     infer_all(I, s->u.ccall.args, s->u.ccall.nargs);
-    if (I->ok) infer(I, s->u.ccall.target);
+    if (I->ok && infer(I, s->u.ccall.target)) integer(I, s->u.ccall.target, "a call target");
     break;
   case CMM_S_PRIMCALL:
     infer_all(I, s->u.prim.results, s->u.prim.nresults);
     infer_all(I, s->u.prim.args, s->u.prim.nargs);
+    if (I->ok) check_prim(I, s);
     break;
-  case CMM_S_IF: infer(I, s->u.if_.cond); break;
-  case CMM_S_SWITCH: infer(I, s->u.sw.scrut); break;
-  case CMM_S_CALL: infer(I, s->u.call.target); break;
+  case CMM_S_IF:
+    if (infer(I, s->u.if_.cond)) integer(I, s->u.if_.cond, "a condition");
+    break;
+  case CMM_S_SWITCH:
+    if (infer(I, s->u.sw.scrut)) integer(I, s->u.sw.scrut, "a switch scrutinee");
+    break;
+  case CMM_S_CALL:
+    if (infer(I, s->u.call.target)) integer(I, s->u.call.target, "a call target");
+    break;
   default: break;
   }
 }

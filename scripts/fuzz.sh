@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# fuzz.sh [SECONDS] — fuzz the Cmm front end (parse, infer widths, print) with libFuzzer.
+# fuzz.sh [SECONDS] [TARGET] — fuzz strobe with libFuzzer.
 #
+# TARGET is parse (default: the front end, and the printer's fixed point) or lower (the
+# front end and the lowering to verified LLVM IR); see tests/fuzz/.
 # Builds build-fuzz/ with clang-22 and -DSTROBE_FUZZ=ON, seeds a corpus from the GHC
 # dumps (each dump whole, and each `==== … ====` section of it on its own, so seeds
 # are small), and runs for SECONDS (default 600).  Crashes land in build-fuzz/artifacts/.
@@ -9,17 +11,18 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-600}
+target=fuzz_${2:-parse}
 corpus_src=$(realpath "${STROBE_CORPUS:-../shared/corpus/ghc902}")
 build=build-fuzz
 
 CC=clang-22 CXX=clang++-22 cmake -S . -B "$build" -DSTROBE_FUZZ=ON \
   -DSTROBE_CORPUS="$corpus_src" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --target fuzz_parse -j2
+cmake --build "$build" --target "$target" -j2
 
 # Seeds: every corpus file (gunzipped), plus one chunk per dump section.
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds" "$build/corpus" "$build/artifacts"
+mkdir -p "$seeds" "$build/corpus-$target" "$build/artifacts"
 find "$corpus_src" -type f | sort | while read -r f; do
   name=$(echo "${f#"$corpus_src"/}" | tr '/' '_')
   case $f in
@@ -34,9 +37,9 @@ find "$corpus_src" -type f | sort | while read -r f; do
 done
 echo "fuzz.sh: $(ls "$seeds" | wc -l) seeds, running for ${seconds}s"
 
-log=$build/fuzz.log
+log=$build/$target.log
 status=0
-"$build/fuzz_parse" "$build/corpus" "$seeds" \
+"$build/$target" "$build/corpus-$target" "$seeds" \
   -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=4096 \
   -artifact_prefix="$build/artifacts/" -print_final_stats=1 >"$log" 2>&1 || status=$?
 
