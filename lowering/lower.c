@@ -55,7 +55,7 @@ struct Lowering {
   Diag *d;
   Arena *a;             /* lives as long as the Lowering */
   DebugInfo *dw;
-  LLVMTypeRef i1, i8, i16, i32, i64, i128, f32, f64, ptr, void_t, fn_type;
+  LLVMTypeRef i1, i8, i32, i64, f32, f64, ptr, void_t, fn_type;
   bool failed;
   /* per file */
   const CmmFile *f;
@@ -1071,10 +1071,8 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   L->b = LLVMCreateBuilderInContext(ctx);
   L->i1 = LLVMInt1TypeInContext(ctx);
   L->i8 = LLVMInt8TypeInContext(ctx);
-  L->i16 = LLVMInt16TypeInContext(ctx);
   L->i32 = LLVMInt32TypeInContext(ctx);
   L->i64 = LLVMInt64TypeInContext(ctx);
-  L->i128 = LLVMInt128TypeInContext(ctx);
   L->f32 = LLVMFloatTypeInContext(ctx);
   L->f64 = LLVMDoubleTypeInContext(ctx);
   L->ptr = LLVMPointerTypeInContext(ctx, 0);
