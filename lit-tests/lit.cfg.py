@@ -19,8 +19,16 @@ config.substitutions.append(("%strobec", os.path.join(config.strobe_tools_dir, "
 config.substitutions.append(("%corpus", config.strobe_corpus))
 # Linking a standalone program: clang-22 and the static runtime (docs/standalone.md).
 config.substitutions.append(("%strobe_rt", config.strobe_rt_lib))
+if config.strobe_sanitize:
+    # Programs linked with the sanitized runtime must crash as themselves: ASan would
+    # claim their SIGSEGV (and the runtime's guard-page report) for its own.
+    config.environment["ASAN_OPTIONS"] = "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0"
 config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clang")))
-config.substitutions.append(("%lldb", os.path.join(config.llvm_tools_dir, "lldb")))
+lldb = os.path.join(config.llvm_tools_dir, "lldb")
+if config.strobe_sanitize:
+    # LeakSanitizer cannot run under ptrace: a debugged program must not start it.
+    lldb = "env ASAN_OPTIONS=detect_leaks=0:" + config.environment["ASAN_OPTIONS"] + " " + lldb
+config.substitutions.append(("%lldb", lldb))
 config.substitutions.append(("%examples", os.path.join(config.strobe_src_root, "examples")))
 
 for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-objdump"]:

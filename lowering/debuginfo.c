@@ -72,7 +72,7 @@ bool dw_note_within(const CmmSrcNote *a, const CmmSrcNote *b) {
   return starts_after && ends_before;
 }
 
-void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name,
+void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name, bool local,
                  const ScopeNode *root, Arena *a) {
   const CmmSrcNote *note = root ? root->first : NULL;
   LLVMMetadataRef file = note ? file_of(dw, note->file) : dw->cu_file;
@@ -80,7 +80,7 @@ void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name
   f->root = root;
   f->fallback = note;
   f->sp = LLVMDIBuilderCreateFunction(dw->dib, file, name, strlen(name), "", 0, file, line,
-                                      dw->subroutine_type, /*IsLocalToUnit=*/0,
+                                      dw->subroutine_type, local,
                                       /*IsDefinition=*/1, line, LLVMDIFlagZero,
                                       /*IsOptimized=*/0);
   LLVMSetSubprogram(fn, f->sp);

@@ -29,8 +29,9 @@ typedef struct DwFunction {
   const CmmSrcNote *fallback; /* where instructions without a note go */
 } DwFunction;
 
-/* A DISubprogram for fn, named `name`, at its entry scope's note (line 0 if none). */
-void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name,
+/* A DISubprogram for fn, named `name`, at its entry scope's note (line 0 if none);
+ * local: the function is not visible outside its module. */
+void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name, bool local,
                  const ScopeNode *root, Arena *a);
 /* The lexical scope for code of scope-tree node n in function f. */
 LLVMMetadataRef dw_scope(DebugInfo *dw, DwFunction *f, const ScopeNode *n, Arena *a);

@@ -163,7 +163,8 @@ LLVMTargetMachineRef emit_target_machine(int opt_level, char **error) {
     return NULL;
   }
   LLVMDisposeMessage(msg);
-  /* CPU "" and no features: llc's defaults, so both pipelines build the same code. */
+  /* CPU "" and no features, as llc; PIC, so that objects link into PIE executables (llc
+   * needs -relocation-model=pic to build the same object). */
   LLVMTargetMachineRef tm =
       LLVMCreateTargetMachine(target, triple, "", "", codegen_level[opt_level],
                               LLVMRelocPIC, LLVMCodeModelDefault);

@@ -96,10 +96,10 @@ static LLVMValueRef label_ref(Lowering *L, const char *label) {
   return g;
 }
 
-/* A module-qualified label is visible to other modules; the rest are this module's. */
-static LLVMLinkage linkage_of(const char *label) {
-  return strchr(label, '.') && label[0] >= 'A' && label[0] <= 'Z' ? LLVMExternalLinkage
-                                                                    : LLVMInternalLinkage;
+/* A module-qualified label (`Main.main_info`, `:Main.main_info`) is visible to other
+ * modules; the rest are this module's. */
+static LLVMLinkage linkage_of(Lowering *L, const char *label) {
+  return lw_label_module(L->a, label) ? LLVMExternalLinkage : LLVMInternalLinkage;
 }
 
 /* Defines sym as value: a declaration made earlier (by another file) is replaced. */
@@ -194,7 +194,7 @@ static void name_definition(Lowering *L, CmmLoc loc, const char *label, LLVMValu
     else LLVMDeleteGlobal(old);
   }
   LLVMSetValueName2(v, sym, strlen(sym));
-  LLVMSetLinkage(v, linkage_of(label));
+  LLVMSetLinkage(v, linkage_of(L, label));
 }
 
 /* ---- proc points ---------------------------------------------------------------- */
@@ -924,7 +924,8 @@ static void function(Lowering *L, const CmmProc *p, const ProcInfo *pi, const Sc
 
   const CmmInfoTable *it = table_of(p, k);
   const char *name = k == 0 ? pi->name : arena_printf(L->a, "%s.%s", pi->name, p->blocks[k].label);
-  dw_function(L->dw, &F.dwf, F.fn, name, scopes_block_node(tree, decl, k), L->a);
+  dw_function(L->dw, &F.dwf, F.fn, name, LLVMGetLinkage(F.fn) == LLVMInternalLinkage,
+              scopes_block_node(tree, decl, k), L->a);
   if (it) prefix_data(L, p, it, F.fn);
 
   /* The entry block: a slot per pinned register, then a branch to the proc point. */
@@ -982,6 +983,24 @@ static const char *file_module(Lowering *L, const CmmFile *f) {
       if (n > best_n) best_n = n, best = m;
     }
   return best;
+}
+
+/* GHC's -fllvm pipeline makes each continuation a proc of its own (`_c1JV`, table
+ * `block_c1JV_info`).  It is named as the native pipeline's split names it, after the
+ * code it returns into (`Main.fact.c1JV`): the nearest scope at or above its entry that
+ * holds the entry block of a proc that is not itself a continuation. */
+static void name_continuation(Lowering *L, const CmmProc *p, ProcInfo *pi, const ScopeTree *tree,
+                              uint32_t decl) {
+  if (p->label[0] != '_') return;
+  for (const ScopeNode *n = scopes_block_node(tree, decl, 0); n; n = n->parent)
+    for (uint32_t i = 0; i < n->nblocks; i++) {
+      const CmmProc *q = n->blocks[i].proc;
+      if (q == p || q->label[0] == '_' || n->blocks[i].block != &q->blocks[0]) continue;
+      const CmmInfoTable *t = table_of(q, 0);
+      pi->name = arena_printf(L->a, "%s.%s", lw_haskell_name(L->a, t ? t->label : q->label, L->module),
+                              p->label + 1);
+      return;
+    }
 }
 
 static ProcInfo *declare_proc(Lowering *L, const CmmProc *p) {
@@ -1045,6 +1064,7 @@ bool lw_add_file(Lowering *L, const CmmFile *f) {
         continue;
       }
       const CmmProc *p = &d->u.proc;
+      name_continuation(L, p, infos[g][i], tree, i);
       for (uint32_t k = 0; k < p->nblocks; k++)
         if (infos[g][i]->pp[k]) function(L, p, infos[g][i], tree, i, k);
     }
