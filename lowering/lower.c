@@ -709,6 +709,19 @@ static void primcall(Fn *F, const CmmStmt *s) {
     assign_result(F, res[1], LLVMBuildZExt(b, LLVMBuildExtractValue(b, r, 1, ""), tw, ""));
     return;
   }
+  case CMM_PRIM_PDEP:
+  case CMM_PRIM_PEXT: { /* as GHC without BMI2: ghc-prim's C functions hs_pdep64 & co. */
+    need(L, s, 1, 2);
+    char name[16];
+    snprintf(name, sizeof name, "hs_%s%u", op == CMM_PRIM_PDEP ? "pdep" : "pext", w);
+    LLVMTypeRef params[] = {L->i64, L->i64};
+    LLVMTypeRef ft = LLVMFunctionType(L->i64, params, 2, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(L->m, name);
+    if (!fn) fn = LLVMAddFunction(L->m, name, ft);
+    LLVMValueRef args[] = {int_at(F, a[0], 64), int_at(F, a[1], 64)};
+    assign_result(F, res[0], LLVMBuildCall2(b, ft, fn, args, 2, ""));
+    return;
+  }
   case CMM_PRIM_UF_CONV:
     need(L, s, 1, 1);
     assign(F, res[0], LLVMBuildUIToFP(b, a[0], type_of(L, res[0]->type), ""));
