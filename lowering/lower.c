@@ -65,6 +65,7 @@ struct Lowering {
   StrMap defs;          /* label -> index into def */
   VEC(LLVMValueRef) def;
   LLVMValueRef entry_fn; /* --entry's function, once a file defines it */
+  StrMap symbols;        /* every symbol defined so far, over all files */
   LwInfoCtx info;        /* info-table layout context for the file */
 };
 
@@ -185,10 +186,13 @@ static LLVMTypeRef statics_type(Lowering *L, const CmmStatic *st, uint32_t n) {
  * (another input file may have used the label before this one defines it). */
 static void name_definition(Lowering *L, CmmLoc loc, const char *label, LLVMValueRef v) {
   const char *sym = lw_symbol(L->a, label);
+  /* A definition has no body yet while its file is declared, so "defined" is kept here,
+   * not asked of LLVM. */
+  if (!strmap_put(&L->symbols, L->a, sym, 0, NULL))
+    fail_at(L, loc, "'%s' is defined twice (symbol '%s')", label, sym);
   LLVMValueRef old = LLVMGetNamedGlobal(L->m, sym);
   if (!old) old = LLVMGetNamedFunction(L->m, sym);
-  if (old && !LLVMIsDeclaration(old)) fail_at(L, loc, "'%s' is defined twice", label);
-  if (old) {
+  if (old) { /* an external declaration made by an earlier use */
     LLVMReplaceAllUsesWith(old, v);
     if (LLVMIsAFunction(old)) LLVMDeleteFunction(old);
     else LLVMDeleteGlobal(old);
@@ -1102,6 +1106,7 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   L->a = arena_new();
   L->m = LLVMModuleCreateWithNameInContext(module_name, ctx);
   L->b = LLVMCreateBuilderInContext(ctx);
+  strmap_init(&L->symbols, L->a, 1024);
   L->i1 = LLVMInt1TypeInContext(ctx);
   L->i8 = LLVMInt8TypeInContext(ctx);
   L->i32 = LLVMInt32TypeInContext(ctx);
