@@ -858,11 +858,20 @@ static void terminator(Fn *F, Worklist *todo, const CmmStmt *s) {
     uint32_t ncases = 0;
     for (uint32_t i = 0; i < s->u.sw.ncases; i++) ncases += s->u.sw.cases[i].nvalues;
     LLVMValueRef sw = LLVMBuildSwitch(L->b, x, dflt, ncases);
+    StrMap seen; /* the case values at the scrutinee's width: each once */
+    strmap_init(&seen, L->a, ncases);
     for (uint32_t i = 0; i < s->u.sw.ncases; i++) {
       const CmmSwitchCase *c = &s->u.sw.cases[i];
       LLVMBasicBlockRef dest = target(F, todo, c->target.index);
-      for (uint32_t j = 0; j < c->nvalues; j++)
-        LLVMAddCase(sw, LLVMConstInt(t, c->values[j].neg ? 0 - c->values[j].mag : c->values[j].mag, 0), dest);
+      for (uint32_t j = 0; j < c->nvalues; j++) {
+        LLVMValueRef v = LLVMConstInt(t, c->values[j].neg ? 0 - c->values[j].mag : c->values[j].mag, 0);
+        const char *key = arena_printf(L->a, "%llu", LLVMConstIntGetZExtValue(v));
+        if (!strmap_put(&seen, L->a, key, 0, NULL))
+          fail_at(L, c->target.loc, "case value %s%llu appears twice in this switch (at %u bits)",
+                  c->values[j].neg ? "-" : "", (unsigned long long)c->values[j].mag,
+                  LLVMGetIntTypeWidth(t));
+        LLVMAddCase(sw, v, dest);
+      }
     }
     return;
   }
