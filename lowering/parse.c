@@ -611,6 +611,8 @@ static void parse_tick(Parser *P, CmmSrcNote *n) {
   if (!ok || q != bend)
     fail_at(P, t.loc + (CmmLoc)(colon + 1 - t.p), "malformed span '%.*s' in the source note",
             (int)(bend - colon - 1), colon + 1);
+  if (!n->line1 || !n->col1 || !n->line2 || !n->col2)
+    fail_at(P, t.loc + (CmmLoc)(colon + 1 - t.p), "source note lines and columns start at 1");
   if (n->line2 < n->line1 || (n->line2 == n->line1 && n->col2 < n->col1))
     fail_at(P, t.loc + (CmmLoc)(colon + 1 - t.p), "source note span ends before it starts");
   next(P);
