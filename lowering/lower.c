@@ -103,7 +103,7 @@ static LLVMLinkage linkage_of(Lowering *L, const char *label) {
   return lw_label_module(L->a, label) ? LLVMExternalLinkage : LLVMInternalLinkage;
 }
 
-/* Defines sym as value: a declaration made earlier (by another file) is replaced. */
+/* From now on, label_ref(label) in this file is v. */
 static LLVMValueRef define(Lowering *L, const char *label, LLVMValueRef v) {
   strmap_put(&L->defs, L->a, label, L->def.n, NULL);
   vec_push(L->a, &L->def, v);
@@ -585,6 +585,11 @@ static LLVMAtomicRMWBinOp amo_op(Lowering *L, const CmmStmt *s) {
   fail_at(L, s->loc, "unknown atomic operation '%s'", s->u.prim.amo);
 }
 
+/* The alignment argument of MO_Memcpy & co.: a power of two, else no promise (1). */
+static unsigned alignment(int64_t a) {
+  return a > 0 && a <= (1 << 30) && (a & (a - 1)) == 0 ? (unsigned)a : 1;
+}
+
 /* GHC's CallishMachOps: LLVM intrinsics where there is one, libm otherwise. */
 static void primcall(Fn *F, const CmmStmt *s) {
   Lowering *L = F->L;
@@ -734,7 +739,7 @@ static void primcall(Fn *F, const CmmStmt *s) {
   case CMM_PRIM_MEMMOVE: {
     need(L, s, 0, 3);
     LLVMValueRef dst = LLVMBuildIntToPtr(b, a[0], L->ptr, ""), src = LLVMBuildIntToPtr(b, a[1], L->ptr, "");
-    unsigned align = (unsigned)s->u.prim.intarg;
+    unsigned align = alignment(s->u.prim.intarg);
     if (op == CMM_PRIM_MEMCPY) LLVMBuildMemCpy(b, dst, align, src, align, a[2]);
     else LLVMBuildMemMove(b, dst, align, src, align, a[2]);
     return;
@@ -742,7 +747,7 @@ static void primcall(Fn *F, const CmmStmt *s) {
   case CMM_PRIM_MEMSET:
     need(L, s, 0, 3);
     LLVMBuildMemSet(b, LLVMBuildIntToPtr(b, a[0], L->ptr, ""), int_at(F, a[1], 8), a[2],
-                    (unsigned)s->u.prim.intarg);
+                    alignment(s->u.prim.intarg));
     return;
   case CMM_PRIM_MEMCMP: {
     need(L, s, 1, 3);
