@@ -552,7 +552,10 @@ static CmmExpr *parse_reg(Parser *P, const char *what) {
   CmmToken t = P->tok;
   if (t.kind != TK_NAME || (global_reg_of(t.p, t.len) < 0 && !memmem(t.p, t.len, "::", 2)))
     expected(P, what);
-  return parse_atom(P);
+  CmmExpr *e = parse_atom(P);
+  if (e->kind != CMM_E_GLOBAL && e->kind != CMM_E_LOCAL) /* `-_x::I64` is an expression */
+    fail_at(P, t.loc, "expected %s, got an expression", what);
+  return e;
 }
 
 static bool span_num(const char **p, const char *end, uint32_t *v) {
