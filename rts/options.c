@@ -36,6 +36,37 @@ static void show_size(FILE *out, size_t v) {
   else fprintf(out, "%zu", v);
 }
 
+/* Digits only, 0 to UINT32_MAX. */
+static bool parse_count(const char *s, size_t n, uint32_t *out) {
+  if (n == 0) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+    if (v > UINT32_MAX) return false;
+  }
+  *out = (uint32_t)v;
+  return true;
+}
+
+static void show_count(FILE *out, uint32_t v) { fprintf(out, "%u", v); }
+
+static bool parse_bool(const char *s, size_t n, bool *out) {
+  static const struct { const char *word; bool value; } words[] = {
+      {"1", true},  {"yes", true}, {"true", true},   {"on", true},
+      {"0", false}, {"no", false}, {"false", false}, {"off", false},
+  };
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+    if (strlen(words[i].word) == n && memcmp(s, words[i].word, n) == 0) {
+      *out = words[i].value;
+      return true;
+    }
+  }
+  return false;
+}
+
+static void show_bool(FILE *out, bool v) { fputs(v ? "yes" : "no", out); }
+
 /* Applies the entry e[0..n), which is not empty. */
 static bool apply(StrobeOptions *o, const char *e, size_t n) {
   const char *eq = memchr(e, '=', n);
@@ -66,9 +97,10 @@ const char *strobe_options_parse(const char *text, StrobeOptions *opts) {
 
 void strobe_options_describe(FILE *out) {
   fputs("STROBE_OPTIONS is key=value entries separated by commas (a size is bytes, "
-        "with an optional K, M or G suffix):\n", out);
+        "with an optional K, M or G suffix; a count is a decimal number; a bool is "
+        "1, yes, true, on, 0, no, false or off):\n", out);
 #define STROBE_OPTION(name, kind, dflt, help)                                          \
-  fprintf(out, "  %-14s %s (default ", #name "=<" #kind ">", help);                    \
+  fprintf(out, "  %-22s %s (default ", #name "=<" #kind ">", help);                    \
   show_##kind(out, dflt);                                                              \
   fputs(")\n", out);
 #include "strobe/options.def"

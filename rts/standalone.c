@@ -9,11 +9,12 @@
  *                                  ^HpLim           so a heap check `Hp + n > HpLim`
  *                                                   fails exactly when n would not fit
  *
- * A program that skips its stack checks runs into the guard page; the SIGSEGV handler
- * recognises the address and turns the fault into `strobe: Cmm stack overflow`.  Failed
+ * A program that skips its stack checks runs into the guard page; the fatal-signal
+ * handler (report.c) recognises the address and turns the fault into `strobe: Cmm
+ * stack overflow`, followed by the dynamic stack.  Failed
  * checks call strobe_heap_exhausted / strobe_stack_exhausted.  Nothing is collected. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, sigaltstack */
-#include "strobe/rt.h"
+#include "rt_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -100,38 +101,14 @@ void strobe_print_int(int64_t n) { printf("%" PRId64 "\n", n); }
 
 /* ---- the guard page --------------------------------------------------------------- */
 
-static uintptr_t guard_lo, guard_hi; /* the Cmm stack's guard page: [lo, hi) */
-
-/* The handler runs here, so that it runs even when the machine stack overflowed. */
+/* report.c's fatal-signal handler runs here, so that it runs even when the machine
+ * stack overflowed. */
 static char fault_stack[64 * 1024];
 
-static void on_fault(int sig, siginfo_t *info, void *uctx) {
-  (void)uctx;
-  uintptr_t addr = (uintptr_t)info->si_addr;
-  if (addr >= guard_lo && addr < guard_hi) {
-    /* Only Cmm code touches the Cmm stack (C code runs on the machine stack), so the
-     * interrupted code is not inside stdio and flushing stdout is safe here. */
-    fflush(stdout);
-    static const char msg[] = "strobe: Cmm stack overflow\n";
-    ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)n;
-    _exit(2);
-  }
-  /* Not ours: die of the signal as if there were no handler.  Returning retries the
-   * faulting instruction, which now gets the default action; a signal that was sent
-   * (kill, raise), not caused, is sent again. */
-  struct sigaction dfl = {.sa_handler = SIG_DFL};
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, NULL);
-  if (info->si_code <= 0) raise(sig);
-}
-
-static int catch_faults(void) {
+static int catch_faults(uintptr_t guard_lo, uintptr_t guard_hi) {
+  rt_set_guard_page(guard_lo, guard_hi);
   stack_t ss = {.ss_sp = fault_stack, .ss_size = sizeof fault_stack};
-  struct sigaction sa = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_ONSTACK};
-  sigemptyset(&sa.sa_mask);
-  if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGSEGV, &sa, NULL) != 0 ||
-      sigaction(SIGBUS, &sa, NULL) != 0) {
+  if (sigaltstack(&ss, NULL) != 0 || rt_install_fatal_handlers() != 0) {
     fprintf(stderr, "strobe: cannot install the stack overflow handler: %s\n",
             strerror(errno));
     return 0;
@@ -190,9 +167,8 @@ int strobe_rt_main(int argc, char **argv, int64_t (*entry)(StrobeRegTable *base)
   char *stack = map(&stack_size, page, page, "Cmm stack");
   char *heap = stack ? map(&heap_size, 0, page, "heap nursery") : NULL;
   if (!heap) return 2;
-  guard_lo = (uintptr_t)(stack - page);
-  guard_hi = (uintptr_t)stack;
-  if (!catch_faults()) return 2;
+  if (!catch_faults((uintptr_t)(stack - page), (uintptr_t)stack)) return 2;
+  strobe_dynstack_configure(&opts);
 
   cap = (StrobeCapability){0};
   StrobeRegTable *r = &cap.r;

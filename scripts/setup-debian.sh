@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  cmake make gcc g++ pkg-config python3 git ca-certificates
+  cmake make gcc g++ libtsan2 pkg-config python3 git ca-certificates
   llvm-22-dev llvm-22-tools clang-22 lld-22 libcmocka-dev
   libclang-22-dev libclang-rt-22-dev lldb-22 python3-lldb-22 liblldb-22-dev
 )

@@ -1,13 +1,15 @@
 /* strobe/rt.h — libstrobe-rt, the runtime that programs built by strobe link with.
  *
- * So far it is what a standalone Cmm program runs on (docs/standalone.md): main, which
- * maps the Cmm stack and the heap nursery and fills the register table; the functions
- * such a program calls; and the options read from STROBE_OPTIONS.
+ * Here: what a standalone Cmm program runs on (docs/standalone.md): main, which maps
+ * the Cmm stack and the heap nursery and fills the register table; the functions such
+ * a program calls; and the options read from STROBE_OPTIONS.  The dynamic stack that
+ * instrumented code keeps, its registry and its reports are in strobe/dynstack.h.
  *
  * Exported names start with strobe_.  The layouts here are x86-64 only. */
 #ifndef STROBE_RT_H
 #define STROBE_RT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,6 +87,8 @@ void strobe_print_int(int64_t n);
 /* ---- options (STROBE_OPTIONS) ----------------------------------------------------- */
 
 #define STROBE_OPTION_TYPE_size size_t
+#define STROBE_OPTION_TYPE_count uint32_t
+#define STROBE_OPTION_TYPE_bool bool
 
 /* One field per row of strobe/options.def. */
 typedef struct StrobeOptions {
