@@ -41,6 +41,26 @@
 #include "debuginfo.h"
 #include "infotable.h"
 #include "scopes.h"
+#include "strobe/dynstack.h"
+
+/* The pseudo-intrinsics (intrinsics/intrinsics.def), and the tick descriptor whose
+ * layout the runtime defines (StrobeTickDesc): six 32-bit words, then three pointers. */
+enum {
+#define STROBE_INTRINSIC(id, name, rts, nargs, a1, a2) LW_##id,
+#include "intrinsics.def"
+#undef STROBE_INTRINSIC
+  LW_NINTRINSICS
+};
+static const struct { const char *name; unsigned nargs; bool desc; } intrinsics[] = {
+#define STROBE_INTRINSIC(id, name, rts, nargs, a1, a2) {name, nargs, STROBE_IS_DESC_##a1},
+#define STROBE_IS_DESC_DESC true
+#define STROBE_IS_DESC_SP false
+#include "intrinsics.def"
+#undef STROBE_INTRINSIC
+};
+_Static_assert(offsetof(StrobeTickDesc, function) == 24 && offsetof(StrobeTickDesc, file) == 32 &&
+                   offsetof(StrobeTickDesc, code) == 40 && sizeof(StrobeTickDesc) == 48,
+               "the lowering emits StrobeTickDesc as { i32 x 6, ptr, ptr, ptr }");
 
 enum { NPARAMS = 16, P_BASE = 0, P_SP, P_HP, P_R1, P_SPLIM = P_R1 + 6, P_XMM1 };
 static const char *const param_names[NPARAMS] = {"Base", "Sp", "Hp", "R1", "R2", "R3", "R4", "R5",
@@ -67,6 +87,12 @@ struct Lowering {
   LLVMValueRef entry_fn; /* --entry's function, once a file defines it */
   StrMap symbols;        /* every symbol defined so far, over all files */
   LwInfoCtx info;        /* info-table layout context for the file */
+  LLVMValueRef intrinsic[LW_NINTRINSICS]; /* declared on first use */
+  LLVMTypeRef desc_type;
+  StrMap strings;        /* a private string constant per distinct text */
+  StrMap descs;          /* a descriptor per (function, note) */
+  VEC(LLVMValueRef) desc;
+  VEC(LLVMValueRef) string;
 };
 
 static _Noreturn void fail_at(Lowering *L, CmmLoc loc, const char *fmt, ...)
@@ -277,6 +303,9 @@ typedef struct ProcInfo {
   bool *pp;
   LLVMValueRef *fn;      /* per block: its function if it is a proc point */
   const char *name;      /* the Haskell name of the proc */
+  const char *function;  /* the Haskell function its code belongs to, for tick
+                            descriptors: a thunk's or continuation's is its binding's */
+  bool continuation;     /* GHC's -fllvm split continuation (`_c1JV`) */
 } ProcInfo;
 
 /* ---- one LLVM function ---------------------------------------------------------- */
@@ -285,6 +314,7 @@ typedef struct Fn {
   Lowering *L;
   const CmmProc *proc;
   const ProcInfo *pi;
+  uint32_t pp;                /* the proc point it starts at */
   LLVMValueRef fn;
   LLVMBuilderRef alloca_at;  /* in the entry block, before its branch */
   LLVMValueRef slot[NPARAMS]; /* an alloca per pinned register */
@@ -498,6 +528,83 @@ static LLVMValueRef expr(Fn *F, const CmmExpr *e) {
 static void assign(Fn *F, const CmmExpr *lhs, LLVMValueRef v) {
   if (lhs->kind == CMM_E_GLOBAL) write_global(F, lhs->u.global.reg, v, lhs->loc);
   else LLVMBuildStore(F->L->b, v, local_slot(F, lhs));
+}
+
+/* ---- the dynamic stack's intrinsics ------------------------------------------------ */
+
+static LLVMValueRef intrinsic_fn(Lowering *L, int id) {
+  if (!L->intrinsic[id]) {
+    LLVMTypeRef params[2] = {intrinsics[id].desc ? L->ptr : L->i64, L->i64};
+    L->intrinsic[id] = LLVMAddFunction(L->m, intrinsics[id].name,
+                                       LLVMFunctionType(L->void_t, params, intrinsics[id].nargs, 0));
+    unsigned nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(L->intrinsic[id], LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(L->ctx, nounwind, 0));
+  }
+  return L->intrinsic[id];
+}
+
+/* A private NUL-terminated string, one per distinct text in the module. */
+static LLVMValueRef string_const(Lowering *L, const char *text) {
+  uint32_t i;
+  if (strmap_get(&L->strings, text, &i)) return L->string.v[i];
+  LLVMValueRef init = LLVMConstStringInContext2(L->ctx, text, strlen(text), 0);
+  LLVMValueRef g = LLVMAddGlobal(L->m, LLVMTypeOf(init), ".strobe.str");
+  LLVMSetInitializer(g, init);
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetUnnamedAddress(g, LLVMGlobalUnnamedAddr);
+  strmap_put(&L->strings, L->a, arena_strndup(L->a, text, strlen(text)), L->string.n, NULL);
+  vec_push(L->a, &L->string, g);
+  return g;
+}
+
+/* The constant descriptor of a tick (StrobeTickDesc), one per function and note, in the
+ * section the runtime enumerates. */
+static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
+  Lowering *L = F->L;
+  const char *key = arena_printf(L->a, "%s|%s|%u:%u-%u:%u", F->pi->function, n->file, n->line1,
+                                 n->col1, n->line2, n->col2);
+  uint32_t i;
+  if (strmap_get(&L->descs, key, &i)) return L->desc.v[i];
+  LLVMValueRef f[9] = {
+      LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0), LLVMConstInt(L->i32, n->line1, 0),
+      LLVMConstInt(L->i32, n->col1, 0), LLVMConstInt(L->i32, n->line2, 0),
+      LLVMConstInt(L->i32, n->col2, 0), LLVMConstInt(L->i32, 0, 0),
+      string_const(L, F->pi->function), string_const(L, n->file),
+      F->fn, /* the code: its function, whose lines the tick's are among */
+  };
+  LLVMValueRef g = LLVMAddGlobal(L->m, L->desc_type, ".strobe.tick");
+  LLVMSetInitializer(g, LLVMConstNamedStruct(L->desc_type, f, 9));
+  LLVMSetLinkage(g, LLVMPrivateLinkage);
+  LLVMSetGlobalConstant(g, 1);
+  LLVMSetSection(g, STROBE_TICK_SECTION);
+  LLVMSetAlignment(g, 8);
+  strmap_put(&L->descs, L->a, key, L->desc.n, NULL);
+  vec_push(L->a, &L->desc, g);
+  return g;
+}
+
+/* A call of intrinsic id with the current Sp (and a descriptor for a tick). */
+static void call_intrinsic(Fn *F, int id, const CmmSrcNote *note) {
+  Lowering *L = F->L;
+  if (L->o->no_intrinsics) return;
+  LLVMValueRef args[2];
+  unsigned n = 0;
+  if (intrinsics[id].desc) args[n++] = tick_desc(F, note);
+  args[n++] = read_global(F, CMM_REG_SP, 0);
+  LLVMValueRef fn = intrinsic_fn(L, id);
+  LLVMBuildCall2(L->b, LLVMGlobalGetValueType(fn), fn, args, n, "");
+}
+
+/* Whether an assignment to Sp may raise it (pop frames): all but `Sp = Sp - N`. */
+static bool may_raise_sp(const CmmExpr *rhs) {
+  if (rhs->kind == CMM_E_MACHOP && rhs->u.mo.op == CMM_MO_SUB) {
+    const CmmExpr *x = rhs->u.mo.args[0], *n = rhs->u.mo.args[1];
+    return !(x->kind == CMM_E_GLOBAL && x->u.global.reg == CMM_REG_SP && n->kind == CMM_E_INT &&
+             !n->u.i.neg);
+  }
+  return true;
 }
 
 /* ---- statements ------------------------------------------------------------------ */
@@ -899,6 +1006,8 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
    * current note then moves the location in, for code after it. */
   const CmmSrcNote *note = node->first;
   LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
+  /* A continuation is entered by a return: what was pushed at its depth is done. */
+  if (k == F->pp && (k != 0 || F->pi->continuation)) call_intrinsic(F, LW_RET, NULL);
   for (uint32_t i = 0; i < blk->nstmts; i++) {
     const CmmStmt *s = &blk->stmts[i];
     switch (s->kind) {
@@ -907,10 +1016,16 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
         note = &s->u.tick;
         LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
       }
+      call_intrinsic(F, LW_TICK, &s->u.tick);
       break;
     case CMM_S_COMMENT:
     case CMM_S_UNWIND: break;
-    case CMM_S_ASSIGN: assign(F, s->u.assign.lhs, expr(F, s->u.assign.rhs)); break;
+    case CMM_S_ASSIGN:
+      assign(F, s->u.assign.lhs, expr(F, s->u.assign.rhs));
+      if (s->u.assign.lhs->kind == CMM_E_GLOBAL && s->u.assign.lhs->u.global.reg == CMM_REG_SP &&
+          may_raise_sp(s->u.assign.rhs))
+        call_intrinsic(F, LW_POP, NULL);
+      break;
     case CMM_S_STORE:
       LLVMBuildStore(L->b, expr(F, s->u.store.rhs), address(F, s->u.store.addr));
       break;
@@ -948,13 +1063,15 @@ static void prefix_data(Lowering *L, const CmmProc *p, const CmmInfoTable *it, L
 
 static void function(Lowering *L, const CmmProc *p, const ProcInfo *pi, const ScopeTree *tree,
                      uint32_t decl, uint32_t k) {
-  Fn F = {.L = L, .proc = p, .pi = pi, .fn = pi->fn[k], .tree = tree, .decl = decl};
+  Fn F = {.L = L, .proc = p, .pi = pi, .pp = k, .fn = pi->fn[k], .tree = tree, .decl = decl};
   F.bb = arena_alloc(L->a, p->nblocks * sizeof *F.bb);
   F.jump = arena_alloc(L->a, p->nblocks * sizeof *F.jump);
   strmap_init(&F.locals, L->a, 16);
 
   const CmmInfoTable *it = table_of(p, k);
   const char *name = k == 0 ? pi->name : arena_printf(L->a, "%s.%s", pi->name, p->blocks[k].label);
+  LLVMAddAttributeAtIndex(F.fn, LLVMAttributeFunctionIndex,
+                          LLVMCreateStringAttribute(L->ctx, "strobe-name", 11, name, strlen(name)));
   dw_function(L->dw, &F.dwf, F.fn, name, LLVMGetLinkage(F.fn) == LLVMInternalLinkage,
               scopes_block_node(tree, decl, k), L->a);
   if (it) prefix_data(L, p, it, F.fn);
@@ -1016,20 +1133,27 @@ static const char *file_module(Lowering *L, const CmmFile *f) {
   return best;
 }
 
-/* GHC's -fllvm pipeline makes each continuation a proc of its own (`_c1JV`, table
- * `block_c1JV_info`).  It is named as the native pipeline's split names it, after the
- * code it returns into (`Main.fact.c1JV`): the nearest scope at or above its entry that
- * holds the entry block of a proc that is not itself a continuation. */
-static void name_continuation(Lowering *L, const CmmProc *p, ProcInfo *pi, const ScopeTree *tree,
-                              uint32_t decl) {
-  if (p->label[0] != '_') return;
+/* Code that is not a binding of its own: a -fllvm split continuation (`_c1JV`) or a
+ * thunk (`sat_s1Jv`). */
+static bool is_binding(const CmmProc *p) {
+  return p->label[0] != '_' && strncmp(p->label, "sat_", 4) != 0;
+}
+
+/* The binding a continuation or thunk belongs to: the nearest scope at or above its
+ * entry holds the entry block of that binding's proc.  GHC's -fllvm pipeline makes each
+ * continuation a proc of its own (`_c1JV`, table `block_c1JV_info`); it is named as the
+ * native pipeline's split names it, after that code (`Main.fact.c1JV`), and its ticks,
+ * like a thunk's, count as that function's. */
+static void find_binding(Lowering *L, const CmmProc *p, ProcInfo *pi, const ScopeTree *tree,
+                         uint32_t decl) {
+  if (is_binding(p)) return;
   for (const ScopeNode *n = scopes_block_node(tree, decl, 0); n; n = n->parent)
     for (uint32_t i = 0; i < n->nblocks; i++) {
       const CmmProc *q = n->blocks[i].proc;
-      if (q == p || q->label[0] == '_' || n->blocks[i].block != &q->blocks[0]) continue;
+      if (q == p || !is_binding(q) || n->blocks[i].block != &q->blocks[0]) continue;
       const CmmInfoTable *t = table_of(q, 0);
-      pi->name = arena_printf(L->a, "%s.%s", lw_haskell_name(L->a, t ? t->label : q->label, L->module),
-                              p->label + 1);
+      pi->function = lw_haskell_name(L->a, t ? t->label : q->label, L->module);
+      if (pi->continuation) pi->name = arena_printf(L->a, "%s.%s", pi->function, p->label + 1);
       return;
     }
 }
@@ -1039,7 +1163,9 @@ static ProcInfo *declare_proc(Lowering *L, const CmmProc *p) {
   pi->pp = proc_points(L, p);
   pi->fn = arena_alloc(L->a, p->nblocks * sizeof *pi->fn);
   const CmmInfoTable *entry_table = table_of(p, 0);
-  pi->name = lw_haskell_name(L->a, entry_table ? entry_table->label : p->label, L->module);
+  pi->name = pi->function =
+      lw_haskell_name(L->a, entry_table ? entry_table->label : p->label, L->module);
+  pi->continuation = p->label[0] == '_' && p->label[1] == 'c';
   for (uint32_t k = 0; k < p->nblocks; k++) {
     if (!pi->pp[k]) continue;
     const CmmInfoTable *it = table_of(p, k);
@@ -1095,7 +1221,7 @@ bool lw_add_file(Lowering *L, const CmmFile *f) {
         continue;
       }
       const CmmProc *p = &d->u.proc;
-      name_continuation(L, p, infos[g][i], tree, i);
+      find_binding(L, p, infos[g][i], tree, i);
       for (uint32_t k = 0; k < p->nblocks; k++)
         if (infos[g][i]->pp[k]) function(L, p, infos[g][i], tree, i, k);
     }
@@ -1121,6 +1247,8 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   L->m = LLVMModuleCreateWithNameInContext(module_name, ctx);
   L->b = LLVMCreateBuilderInContext(ctx);
   strmap_init(&L->symbols, L->a, 1024);
+  strmap_init(&L->strings, L->a, 64);
+  strmap_init(&L->descs, L->a, 256);
   L->i1 = LLVMInt1TypeInContext(ctx);
   L->i8 = LLVMInt8TypeInContext(ctx);
   L->i32 = LLVMInt32TypeInContext(ctx);
@@ -1132,6 +1260,9 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   LLVMTypeRef params[NPARAMS];
   for (int s = 0; s < NPARAMS; s++) params[s] = param_type(L, s);
   L->fn_type = LLVMFunctionType(L->void_t, params, NPARAMS, 0);
+  LLVMTypeRef desc_fields[9] = {L->i32, L->i32, L->i32, L->i32, L->i32, L->i32, L->ptr, L->ptr, L->ptr};
+  L->desc_type = LLVMStructCreateNamed(ctx, "StrobeTickDesc");
+  LLVMStructSetBody(L->desc_type, desc_fields, 9, 0);
   /* The compile unit names the module; relative note files resolve from the cwd. */
   char cwd[4096];
   L->dw = dw_new(L->m, o->dwarf_haskell, module_name, getcwd(cwd, sizeof cwd) ? cwd : ".");

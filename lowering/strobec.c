@@ -108,6 +108,7 @@ static bool parse_emit(const char *s, Options *o) {
 
 static Options parse_options(int argc, char **argv) {
   Options o = {.out = OUT_LLVM, .kind = EMIT_KIND_LLVM};
+  o.lower.no_intrinsics = true; /* until the instrumentation pass runs in process */
   o.inputs = calloc((size_t)argc, sizeof *o.inputs);
   if (!o.inputs) internal_error("out of memory");
   bool no_more_options = false;
