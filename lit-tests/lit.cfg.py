@@ -17,6 +17,8 @@ config.environment["PATH"] = os.pathsep.join(
 )
 config.substitutions.append(("%strobec", os.path.join(config.strobe_tools_dir, "strobec")))
 config.substitutions.append(("%corpus", config.strobe_corpus))
+# The strobe-instrument pass for opt -load-pass-plugin and clang -fpass-plugin.
+config.substitutions.append(("%strobe_plugin", os.path.join(config.strobe_obj_root, "plugin", "StrobePlugin.so")))
 # Linking a standalone program: clang-22 and the static runtime (docs/standalone.md).
 config.substitutions.append(("%strobe_rt", config.strobe_rt_lib))
 if config.strobe_sanitize:
@@ -31,7 +33,7 @@ if config.strobe_sanitize:
 config.substitutions.append(("%lldb", lldb))
 config.substitutions.append(("%examples", os.path.join(config.strobe_src_root, "examples")))
 
-for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-objdump"]:
+for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-objdump", "llvm-objcopy"]:
     # Only a word of its own (between spaces, pipes, ...), never part of a path or option.
     config.substitutions.append(
         (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))

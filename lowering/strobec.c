@@ -6,6 +6,9 @@
  *   types    the widths the text leaves out                 types.c
  *   scopes   the tick-scope tree of each group               scopes.c
  *   lower    ghccc functions with Haskell DWARF              lower.c, debuginfo.c
+ *   instrument  the dynamic stack's fast paths, in the      plugin/instrument.c
+ *            functions opted in (for assembly and objects; IR and bitcode keep the
+ *            intrinsics for `opt -passes=strobe-instrument`)
  *   emit     optimise, then IR, bitcode, assembly or object  emit.c
  *
  * --emit=cmm and --emit=scopes stop after scopes and print text instead.  Output is
@@ -15,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmm.h"
 #include "emit.h"
+#include "instrument.h"
 #include "lower.h"
 #include "scopes.h"
 
@@ -39,6 +43,7 @@ typedef struct Options {
   bool no_warnings;
   bool time_passes;
   LowerOptions lower;
+  SpOptions instrument;  /* which functions get the dynamic stack */
   const char **inputs;
   int ninputs;
 } Options;
@@ -72,6 +77,16 @@ static void usage(FILE *out) {
         "  --dwarf-language=L  c (default: best for lldb) or haskell (DW_LANG_Haskell)\n"
         "  --main-file=NAME    the Haskell file being compiled, preferred for source notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
+        "\n"
+        "The dynamic stack (docs/lowering.md):\n"
+        "  --instrument=GLOBS  instrument the functions whose Haskell names match these\n"
+        "                      comma-separated fnmatch patterns ('Main.fact*,Main.go')\n"
+        "  --instrument-list=FILE  XRay-style list: [always] and [never] sections of\n"
+        "                      fun:PATTERN lines; [never] wins\n"
+        "  --pops-everywhere   keep the pop checks in functions not instrumented too\n"
+        "  --no-intrinsics     emit no dynamic-stack intrinsics at all\n"
+        "                      (by default they are removed from every function not\n"
+        "                      instrumented; .ll and .bc keep them for opt's plugin)\n"
         "\n"
         "Other:\n"
         "  -w                  do not print warnings\n"
@@ -108,7 +123,7 @@ static bool parse_emit(const char *s, Options *o) {
 
 static Options parse_options(int argc, char **argv) {
   Options o = {.out = OUT_LLVM, .kind = EMIT_KIND_LLVM};
-  o.lower.no_intrinsics = true; /* until the instrumentation pass runs in process */
+  sp_options_init(&o.instrument);
   o.inputs = calloc((size_t)argc, sizeof *o.inputs);
   if (!o.inputs) internal_error("out of memory");
   bool no_more_options = false;
@@ -140,6 +155,19 @@ static Options parse_options(int argc, char **argv) {
       if (strcmp(a + 17, "haskell") == 0) o.lower.dwarf_haskell = true;
       else if (strcmp(a + 17, "c") != 0)
         usage_error("unknown --dwarf-language '%s' (expected c or haskell)", a + 17);
+    } else if (strncmp(a, "--instrument=", 13) == 0) {
+      char *error = NULL;
+      if (!sp_options_add_globs(&o.instrument, a + 13, &error)) usage_error("%s", error);
+    } else if (strncmp(a, "--instrument-list=", 18) == 0) {
+      char *error = NULL;
+      if (!sp_options_parse_list(&o.instrument, a + 18, &error)) {
+        fprintf(stderr, "%s\n", error);
+        exit(1);
+      }
+    } else if (strcmp(a, "--pops-everywhere") == 0) {
+      o.instrument.pops_everywhere = true;
+    } else if (strcmp(a, "--no-intrinsics") == 0) {
+      o.lower.no_intrinsics = true;
     } else if (strncmp(a, "--main-file=", 12) == 0) {
       o.lower.main_file = a + 12;
     } else if (strcmp(a, "-w") == 0) {
@@ -160,9 +188,10 @@ static Options parse_options(int argc, char **argv) {
 }
 
 /* --time-passes: seconds spent per stage, over all inputs. */
-enum { T_READ, T_PARSE, T_TYPES, T_LOWER, T_OPTIMIZE, T_EMIT, T_NSTAGES };
-static const char *const stage_names[T_NSTAGES] = {"read", "parse", "types",
-                                                   "scopes+lower", "optimize", "codegen+write"};
+enum { T_READ, T_PARSE, T_TYPES, T_LOWER, T_INSTRUMENT, T_OPTIMIZE, T_EMIT, T_NSTAGES };
+static const char *const stage_names[T_NSTAGES] = {"read",       "parse",    "types",
+                                                   "scopes+lower", "instrument", "optimize",
+                                                   "codegen+write"};
 static double stage_time[T_NSTAGES];
 
 static double now(void) {
@@ -244,6 +273,18 @@ static bool compile(const Options *o) {
   ok = m != NULL;
 
   char *error = NULL;
+  /* Opted-in functions carry the attribute, so that opt's plugin sees the choice too. */
+  for (LLVMValueRef f = m ? LLVMGetFirstFunction(m) : NULL; f; f = LLVMGetNextFunction(f)) {
+    char *name = sp_function_name(f);
+    if (name && sp_selected(&o->instrument, name))
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(ctx, SP_ATTR_INSTRUMENT,
+                                                        sizeof SP_ATTR_INSTRUMENT - 1, "", 0));
+    free(name);
+  }
+  bool code = o->kind == EMIT_KIND_OBJ || o->kind == EMIT_KIND_ASM;
+  if (ok && code && !TIMED(T_INSTRUMENT, sp_instrument_module(m, &o->instrument, &error)))
+    ok = report(error);
   LLVMTargetMachineRef tm = ok ? emit_target_machine(o->opt_level, &error) : NULL;
   ok = ok && (tm || report(error));
   ok = ok && (TIMED(T_OPTIMIZE, emit_optimize(m, tm, o->opt_level, &error)) || report(error));
@@ -272,6 +313,7 @@ int main(int argc, char **argv) {
     free(buf);
   }
   if (o.time_passes) print_times();
+  sp_options_free(&o.instrument);
   free(o.inputs);
   return ok ? 0 : 1;
 }

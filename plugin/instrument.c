@@ -1,0 +1,690 @@
+/* instrument.c — the strobe-instrument pass (see instrument.h).
+ *
+ * The pass works in three steps, each over the whole module:
+ *   1. check: every intrinsic of intrinsics.def that m declares has the type the table
+ *      gives it and is only ever called directly, and the runtime's slow paths and the
+ *      cache, if m has them, have the types the fast paths need.  Nothing changes
+ *      before this passed, so an error leaves m as it was.
+ *   2. rewrite, function by function: decide whether it is instrumented, then replace
+ *      each intrinsic call by its fast path (rewrite_call) or by nothing.
+ *   3. delete the intrinsics' declarations, which have no uses left.
+ *
+ * Note [The fast paths in IR]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * strobe/dynstack.h §4 gives the fast paths in C; these are the same in IR, with c the
+ * address of the thread-local cache (llvm.threadlocal.address) and the offsets taken
+ * from dynstack.h itself (offsetof on StrobeDynStackCache and StrobeEntry):
+ *
+ *   tick(desc, sp):  wm = c->top_wm; d = c->top_desc
+ *                    br (d == desc & wm == sp), repeat, cold       ; weights 2^20-1 : 1
+ *     repeat:        c->top->repeats += 1 (monotonic load, add, monotonic store); br cont
+ *     cold:          call strobe_tick(desc, sp) (C, cold); br cont
+ *   pop(sp):         br (c->top_wm <u sp), cold, cont              ; weights 1 : 2^20-1
+ *   ret(sp):         br (c->top_wm <=u sp), cold, cont             ; likewise
+ *     cold:          call strobe_pop(sp) / strobe_ret(sp) (C, cold); br cont
+ *
+ * The block of the intrinsic call is split after it (cont gets the rest of the block);
+ * cold blocks go to the end of the function.  Every new instruction has the debug
+ * location of the call it replaces.  Nothing here makes an alloca, so a ghccc function
+ * keeps no frame pointer (lowering/emit.c, Note [ghccc and the frame pointer]); its cold
+ * call is an ordinary C call, as a foreign call is. */
+#define _POSIX_C_SOURCE 200809L /* strndup */
+#include "instrument.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <llvm-c/Core.h>
+#include <llvm-c/DebugInfo.h>
+
+#include "strobe/dynstack.h"
+
+/* ---- errors --------------------------------------------------------------------- */
+
+/* Sets *error (if error is not NULL) to the formatted message; returns false. */
+static bool fail(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool fail(char **error, const char *fmt, ...) {
+  if (!error) return false;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  *error = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (*error) {
+    va_start(ap, fmt);
+    vsnprintf(*error, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+  }
+  return false;
+}
+
+/* ---- options -------------------------------------------------------------------- */
+
+void sp_options_init(SpOptions *o) { memset(o, 0, sizeof *o); }
+
+static void patterns_free(SpPatterns *p) {
+  for (size_t i = 0; i < p->count; i++) free(p->items[i]);
+  free(p->items);
+  memset(p, 0, sizeof *p);
+}
+
+void sp_options_free(SpOptions *o) {
+  patterns_free(&o->always);
+  patterns_free(&o->never);
+}
+
+/* Appends a copy of the n bytes at s; false if memory runs out. */
+static bool patterns_add(SpPatterns *p, const char *s, size_t n) {
+  if (p->count == p->capacity) {
+    size_t cap = p->capacity ? 2 * p->capacity : 8;
+    char **items = realloc(p->items, cap * sizeof *items);
+    if (!items) return false;
+    p->items = items;
+    p->capacity = cap;
+  }
+  char *copy = strndup(s, n);
+  if (!copy) return false;
+  p->items[p->count++] = copy;
+  return true;
+}
+
+/* Moves every pattern of from to the end of to; false (and both intact) if memory runs
+ * out. */
+static bool patterns_take(SpPatterns *to, SpPatterns *from) {
+  if (from->count == 0) return true;
+  size_t need = to->count + from->count;
+  if (need > to->capacity) {
+    char **items = realloc(to->items, need * sizeof *items);
+    if (!items) return false;
+    to->items = items;
+    to->capacity = need;
+  }
+  memcpy(to->items + to->count, from->items, from->count * sizeof *from->items);
+  to->count = need;
+  from->count = 0;
+  return true;
+}
+
+static bool patterns_match(const SpPatterns *p, const char *name) {
+  for (size_t i = 0; i < p->count; i++)
+    if (fnmatch(p->items[i], name, 0) == 0) return true;
+  return false;
+}
+
+bool sp_options_add_globs(SpOptions *o, const char *globs, char **error) {
+  for (const char *s = globs; *s;) {
+    size_t n = strcspn(s, ",");
+    if (n > 0 && !patterns_add(&o->always, s, n)) return fail(error, "out of memory");
+    s += n;
+    if (*s == ',') s++;
+  }
+  return true;
+}
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+
+bool sp_options_parse_list_text(SpOptions *o, const char *text, const char *name,
+                                char **error) {
+  SpOptions new;
+  sp_options_init(&new);
+  SpPatterns *section = NULL;
+  unsigned line = 0;
+  bool ok = true;
+  for (const char *s = text; ok && *s;) {
+    line++;
+    size_t n = strcspn(s, "\n");
+    const char *next = s + n + (s[n] == '\n');
+    while (n > 0 && is_space(*s)) s++, n--;
+    while (n > 0 && is_space(s[n - 1])) n--;
+    if (n == 0 || *s == '#') {
+      /* blank or comment */
+    } else if (*s == '[') {
+      if (n == 8 && memcmp(s, "[always]", 8) == 0) {
+        section = &new.always;
+      } else if (n == 7 && memcmp(s, "[never]", 7) == 0) {
+        section = &new.never;
+      } else {
+        ok = fail(error, "%s:%u: error: unknown section '%.*s', expected '[always]' or '[never]'",
+                  name, line, (int)n, s);
+      }
+    } else if (n < 4 || memcmp(s, "fun:", 4) != 0) {
+      ok = fail(error, "%s:%u: error: expected 'fun:PATTERN', got '%.*s'", name, line, (int)n, s);
+    } else if (!section) {
+      ok = fail(error, "%s:%u: error: '%.*s' is in no section, expected '[always]' or '[never]' before it",
+                name, line, (int)n, s);
+    } else {
+      const char *p = s + 4;
+      size_t m = n - 4;
+      while (m > 0 && is_space(*p)) p++, m--;
+      if (m == 0)
+        ok = fail(error, "%s:%u: error: expected a pattern after 'fun:'", name, line);
+      else if (!patterns_add(section, p, m))
+        ok = fail(error, "out of memory");
+    }
+    s = next;
+  }
+  if (ok && !(patterns_take(&o->always, &new.always) && patterns_take(&o->never, &new.never)))
+    ok = fail(error, "out of memory");
+  sp_options_free(&new);
+  return ok;
+}
+
+bool sp_options_parse_list(SpOptions *o, const char *path, char **error) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return fail(error, "%s: error: cannot open the list file: %s", path, strerror(errno));
+  char *text = NULL;
+  size_t len = 0, cap = 0;
+  bool ok = true;
+  for (;;) {
+    if (cap - len < 4096) {
+      char *t = realloc(text, cap = cap ? 2 * cap : 8192);
+      if (!t) {
+        ok = fail(error, "out of memory");
+        break;
+      }
+      text = t;
+    }
+    size_t got = fread(text + len, 1, cap - len - 1, f);
+    len += got;
+    if (got == 0) break;
+  }
+  if (ok && ferror(f)) ok = fail(error, "%s: error: cannot read the list file: %s", path, strerror(errno));
+  fclose(f);
+  if (ok) {
+    text[len] = '\0';
+    if (memchr(text, '\0', len))
+      ok = fail(error, "%s: error: the list file is not text (it has a NUL byte)", path);
+    else
+      ok = sp_options_parse_list_text(o, text, path, error);
+  }
+  free(text);
+  return ok;
+}
+
+bool sp_excluded(const SpOptions *o, const char *haskell_name) {
+  return patterns_match(&o->never, haskell_name);
+}
+
+bool sp_selected(const SpOptions *o, const char *haskell_name) {
+  return patterns_match(&o->always, haskell_name) && !sp_excluded(o, haskell_name);
+}
+
+/* ---- which functions ------------------------------------------------------------ */
+
+static LLVMAttributeRef string_attribute(LLVMValueRef f, const char *key) {
+  return LLVMGetStringAttributeAtIndex(f, LLVMAttributeFunctionIndex, key, (unsigned)strlen(key));
+}
+
+/* The name of a DISubprogram (its operand 2, an MDString), or NULL. */
+static char *subprogram_name(LLVMValueRef f) {
+  LLVMMetadataRef sp = LLVMGetSubprogram(f);
+  if (!sp) return NULL;
+  LLVMValueRef node = LLVMMetadataAsValue(LLVMGetModuleContext(LLVMGetGlobalParent(f)), sp);
+  unsigned n = LLVMGetMDNodeNumOperands(node);
+  if (n < 3) return NULL;
+  LLVMValueRef *ops = malloc(n * sizeof *ops);
+  if (!ops) return NULL;
+  LLVMGetMDNodeOperands(node, ops);
+  unsigned len = 0;
+  const char *s = ops[2] ? LLVMGetMDString(ops[2], &len) : NULL;
+  free(ops);
+  return s && len > 0 ? strndup(s, len) : NULL;
+}
+
+char *sp_function_name(LLVMValueRef f) {
+  LLVMAttributeRef a = string_attribute(f, SP_ATTR_NAME);
+  if (a) {
+    unsigned len;
+    const char *v = LLVMGetStringAttributeValue(a, &len);
+    if (len > 0) return strndup(v, len);
+  }
+  char *name = subprogram_name(f);
+  if (name) return name;
+  size_t len;
+  const char *v = LLVMGetValueName2(f, &len);
+  return len > 0 ? strndup(v, len) : NULL;
+}
+
+bool sp_function_instrumented(LLVMValueRef f, const SpOptions *o) {
+  char *name = sp_function_name(f);
+  bool yes;
+  if (name && sp_excluded(o, name))
+    yes = false;
+  else
+    yes = string_attribute(f, SP_ATTR_INSTRUMENT) || (name && sp_selected(o, name));
+  free(name);
+  return yes;
+}
+
+/* ---- the intrinsics table ------------------------------------------------------- */
+
+typedef enum SpIntrinsicId {
+#define STROBE_INTRINSIC(ID, LLVM_NAME, RTS_ENTRY, NARGS, ARG1, ARG2) SP_##ID,
+#include "intrinsics.def"
+#undef STROBE_INTRINSIC
+  SP_NINTRINSICS
+} SpIntrinsicId;
+
+typedef enum SpArgKind { SP_ARG_NONE, SP_ARG_DESC, SP_ARG_SP } SpArgKind;
+
+typedef struct SpIntrinsic {
+  const char *name;      /* LLVM_NAME */
+  const char *rts_entry; /* the slow path */
+  unsigned nargs;
+  SpArgKind args[2];
+} SpIntrinsic;
+
+static const SpIntrinsic intrinsics[SP_NINTRINSICS] = {
+#define STROBE_INTRINSIC(ID, LLVM_NAME, RTS_ENTRY, NARGS, ARG1, ARG2) \
+  [SP_##ID] = {LLVM_NAME, #RTS_ENTRY, NARGS, {SP_ARG_##ARG1, SP_ARG_##ARG2}},
+#include "intrinsics.def"
+#undef STROBE_INTRINSIC
+};
+
+/* Whether pops_everywhere keeps the intrinsic in functions that are not instrumented:
+ * the checks that only remove entries. */
+static bool kept_everywhere(SpIntrinsicId id) {
+  switch (id) {
+  case SP_TICK: return false;
+  case SP_POP:
+  case SP_RET: return true;
+  case SP_NINTRINSICS: break;
+  }
+  return false;
+}
+
+bool sp_module_has_intrinsics(LLVMModuleRef m) {
+  for (int i = 0; i < SP_NINTRINSICS; i++)
+    if (LLVMGetNamedFunction(m, intrinsics[i].name)) return true;
+  return false;
+}
+
+/* ---- step 1: check -------------------------------------------------------------- */
+
+/* What the rewriting of one module needs. */
+typedef struct Pass {
+  LLVMModuleRef m;
+  LLVMContextRef ctx;
+  const SpOptions *o;
+  LLVMBuilderRef b;
+  LLVMTypeRef ptr, word, i32;
+  LLVMValueRef fn[SP_NINTRINSICS];      /* the intrinsics m declares, or NULL */
+  LLVMValueRef slow[SP_NINTRINSICS];    /* their slow paths, declared on first use */
+  LLVMTypeRef slow_type[SP_NINTRINSICS];
+  LLVMValueRef cache;                   /* strobe_dynstack_cache, declared on first use */
+  LLVMValueRef tls_address;             /* llvm.threadlocal.address.p0 */
+  LLVMTypeRef tls_address_type;
+  unsigned prof_kind;
+  LLVMValueRef weights_then_cold, weights_else_cold; /* !prof branch_weights */
+} Pass;
+
+static LLVMTypeRef arg_type(const Pass *p, SpArgKind k) { return k == SP_ARG_DESC ? p->ptr : p->word; }
+
+static LLVMTypeRef slow_path_type(const Pass *p, SpIntrinsicId id) {
+  const SpIntrinsic *in = &intrinsics[id];
+  LLVMTypeRef params[2];
+  for (unsigned i = 0; i < in->nargs; i++) params[i] = arg_type(p, in->args[i]);
+  return LLVMFunctionType(LLVMVoidTypeInContext(p->ctx), params, in->nargs, 0);
+}
+
+static char *type_string(LLVMTypeRef t) { return LLVMPrintTypeToString(t); }
+
+/* Whether f, a function m already has, has type want; else *error. */
+static bool check_type(LLVMValueRef f, LLVMTypeRef want, const char *what, char **error) {
+  LLVMTypeRef got = LLVMGlobalGetValueType(f);
+  if (got == want) return true;
+  char *w = type_string(want), *g = type_string(got);
+  fail(error, "strobe-instrument: %s '%s' has type '%s', expected '%s'", what,
+       LLVMGetValueName2(f, &(size_t){0}), g, w);
+  LLVMDisposeMessage(w);
+  LLVMDisposeMessage(g);
+  return false;
+}
+
+static bool check_module(Pass *p, char **error) {
+  for (int id = 0; id < SP_NINTRINSICS; id++) {
+    const SpIntrinsic *in = &intrinsics[id];
+    LLVMValueRef f = LLVMGetNamedFunction(p->m, in->name);
+    p->fn[id] = f;
+    LLVMValueRef slow = LLVMGetNamedFunction(p->m, in->rts_entry);
+    if (slow && !check_type(slow, slow_path_type(p, id), "the runtime function", error))
+      return false;
+    if (!f) continue;
+    if (LLVMCountBasicBlocks(f) > 0)
+      return fail(error, "strobe-instrument: the intrinsic '%s' has a body; it must be only declared",
+                  in->name);
+    /* The intrinsic's type is its slow path's. */
+    if (!check_type(f, slow_path_type(p, id), "the intrinsic", error)) return false;
+    for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
+      LLVMValueRef user = LLVMGetUser(u);
+      bool direct = LLVMIsACallInst(user) && LLVMGetCalledValue(user) == f;
+      for (unsigned i = 0; direct && i < in->nargs; i++)
+        if (LLVMGetOperand(user, i) == f) direct = false;
+      if (!direct) {
+        char *s = LLVMPrintValueToString(user);
+        fail(error, "strobe-instrument: the intrinsic '%s' is used other than by a direct call: %s",
+             in->name, s);
+        LLVMDisposeMessage(s);
+        return false;
+      }
+    }
+  }
+  LLVMValueRef g = LLVMGetNamedGlobal(p->m, STROBE_DYNSTACK_CACHE_NAME);
+  if (!g && LLVMGetNamedFunction(p->m, STROBE_DYNSTACK_CACHE_NAME))
+    return fail(error, "strobe-instrument: '%s' is a function, expected the runtime's thread-local cache",
+                STROBE_DYNSTACK_CACHE_NAME);
+  if (g && !LLVMIsThreadLocal(g))
+    return fail(error, "strobe-instrument: '%s' is not thread-local", STROBE_DYNSTACK_CACHE_NAME);
+  p->cache = g;
+  return true;
+}
+
+/* ---- step 2: rewrite ------------------------------------------------------------ */
+
+static LLVMValueRef get_slow_path(Pass *p, SpIntrinsicId id) {
+  if (p->slow[id]) return p->slow[id];
+  const char *name = intrinsics[id].rts_entry;
+  LLVMTypeRef t = slow_path_type(p, id);
+  LLVMValueRef f = LLVMGetNamedFunction(p->m, name);
+  if (!f) {
+    f = LLVMAddFunction(p->m, name, t);
+    const char *attrs[] = {"cold", "nounwind"};
+    for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
+      unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                              LLVMCreateEnumAttribute(p->ctx, kind, 0));
+    }
+  }
+  p->slow[id] = f;
+  p->slow_type[id] = t;
+  return f;
+}
+
+/* The address of this thread's cache, computed at the builder. */
+static LLVMValueRef cache_address(Pass *p) {
+  if (!p->cache) {
+    LLVMTypeRef fields[] = {p->word, p->ptr, p->ptr, p->ptr};
+    LLVMTypeRef t = LLVMStructTypeInContext(p->ctx, fields, 4, 0);
+    _Static_assert(sizeof(StrobeDynStackCache) == 4 * 8, "the cache is 4 words");
+    p->cache = LLVMAddGlobal(p->m, t, STROBE_DYNSTACK_CACHE_NAME);
+    LLVMSetLinkage(p->cache, LLVMExternalLinkage);
+    LLVMSetThreadLocal(p->cache, 1);
+    LLVMSetThreadLocalMode(p->cache, LLVMInitialExecTLSModel);
+    LLVMSetAlignment(p->cache, _Alignof(StrobeDynStackCache));
+  }
+  if (!p->tls_address) {
+    static const char name[] = "llvm.threadlocal.address";
+    unsigned iid = LLVMLookupIntrinsicID(name, sizeof name - 1);
+    LLVMTypeRef overload = LLVMTypeOf(p->cache);
+    p->tls_address = LLVMGetIntrinsicDeclaration(p->m, iid, &overload, 1);
+    p->tls_address_type = LLVMIntrinsicGetType(p->ctx, iid, &overload, 1);
+  }
+  LLVMValueRef arg = p->cache;
+  return LLVMBuildCall2(p->b, p->tls_address_type, p->tls_address, &arg, 1, "dyn.cache");
+}
+
+/* base + offset, as a byte GEP. */
+static LLVMValueRef field(Pass *p, LLVMValueRef base, size_t offset, const char *name) {
+  if (offset == 0) return base;
+  LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(p->ctx), offset, 0);
+  return LLVMBuildInBoundsGEP2(p->b, LLVMInt8TypeInContext(p->ctx), base, &idx, 1, name);
+}
+
+static LLVMValueRef load(Pass *p, LLVMTypeRef t, LLVMValueRef addr, const char *name) {
+  LLVMValueRef v = LLVMBuildLoad2(p->b, t, addr, name);
+  LLVMSetAlignment(v, 8);
+  return v;
+}
+
+/* br cond, then, otherwise, weighted so that the cold one of the two is taken about
+ * once in a million: LLVM's "unlikely" (MDBuilder::createUnlikelyBranchWeights). */
+static void branch(Pass *p, LLVMValueRef cond, LLVMBasicBlockRef then, LLVMBasicBlockRef otherwise,
+                   bool then_is_cold) {
+  LLVMValueRef br = LLVMBuildCondBr(p->b, cond, then, otherwise);
+  LLVMSetMetadata(br, p->prof_kind, then_is_cold ? p->weights_then_cold : p->weights_else_cold);
+}
+
+/* The instructions of bb after `after` (but the static allocas of the entry block) move
+ * to a new block placed right after bb, which is returned; bb has no terminator then.  The phis of bb's successors that named bb
+ * name the new block instead. */
+static LLVMBasicBlockRef split_after(Pass *p, LLVMValueRef after, const char *name) {
+  LLVMBasicBlockRef bb = LLVMGetInstructionParent(after);
+  LLVMBasicBlockRef tail = LLVMAppendBasicBlockInContext(p->ctx, LLVMGetBasicBlockParent(bb), name);
+  LLVMMoveBasicBlockAfter(tail, bb);
+  LLVMPositionBuilderAtEnd(p->b, tail);
+  bool entry = bb == LLVMGetEntryBasicBlock(LLVMGetBasicBlockParent(bb));
+  for (LLVMValueRef i = LLVMGetNextInstruction(after), next; i; i = next) {
+    next = LLVMGetNextInstruction(i);
+    /* A static alloca stays in the entry block: elsewhere it would be dynamic, and a
+     * ghccc function would get a frame pointer. */
+    if (entry && LLVMIsAAllocaInst(i) && LLVMIsAConstantInt(LLVMGetOperand(i, 0))) continue;
+    size_t len;
+    const char *s = LLVMGetValueName2(i, &len);
+    char *iname = strndup(s, len);
+    LLVMInstructionRemoveFromParent(i);
+    LLVMInsertIntoBuilderWithName(p->b, i, iname ? iname : "");
+    free(iname);
+  }
+  LLVMValueRef term = LLVMGetBasicBlockTerminator(tail);
+  unsigned nsucc = term ? LLVMGetNumSuccessors(term) : 0;
+  for (unsigned k = 0; k < nsucc; k++) {
+    LLVMBasicBlockRef succ = LLVMGetSuccessor(term, k);
+    for (LLVMValueRef phi = LLVMGetFirstInstruction(succ), next; phi && LLVMIsAPHINode(phi); phi = next) {
+      next = LLVMGetNextInstruction(phi);
+      unsigned n = LLVMCountIncoming(phi);
+      bool names_bb = false;
+      for (unsigned j = 0; j < n; j++) names_bb |= LLVMGetIncomingBlock(phi, j) == bb;
+      if (!names_bb) continue;
+      /* The C API cannot set an incoming block: build the phi again. */
+      LLVMPositionBuilderBefore(p->b, phi);
+      LLVMValueRef fresh = LLVMBuildPhi(p->b, LLVMTypeOf(phi), "");
+      for (unsigned j = 0; j < n; j++) {
+        LLVMValueRef v = LLVMGetIncomingValue(phi, j);
+        LLVMBasicBlockRef from = LLVMGetIncomingBlock(phi, j);
+        if (from == bb) from = tail;
+        LLVMAddIncoming(fresh, &v, &from, 1);
+      }
+      LLVMInstructionSetDebugLoc(fresh, LLVMInstructionGetDebugLoc(phi));
+      size_t len;
+      const char *s = LLVMGetValueName2(phi, &len);
+      char *pname = strndup(s, len);
+      LLVMReplaceAllUsesWith(phi, fresh);
+      LLVMInstructionEraseFromParent(phi);
+      if (pname) LLVMSetValueName2(fresh, pname, len);
+      free(pname);
+    }
+  }
+  return tail;
+}
+
+/* A cold block at the end of the function that calls id's slow path with args and
+ * branches to cont. */
+static LLVMBasicBlockRef cold_block(Pass *p, SpIntrinsicId id, LLVMValueRef *args,
+                                    LLVMBasicBlockRef cont, const char *name) {
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(p->b);
+  LLVMBasicBlockRef cold = LLVMAppendBasicBlockInContext(p->ctx, LLVMGetBasicBlockParent(cont), name);
+  LLVMPositionBuilderAtEnd(p->b, cold);
+  LLVMValueRef slow = get_slow_path(p, id);
+  LLVMValueRef call = LLVMBuildCall2(p->b, p->slow_type[id], slow, args, intrinsics[id].nargs, "");
+  unsigned cold_kind = LLVMGetEnumAttributeKindForName("cold", 4);
+  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(p->ctx, cold_kind, 0));
+  LLVMBuildBr(p->b, cont);
+  LLVMPositionBuilderAtEnd(p->b, here);
+  return cold;
+}
+
+/* Names a new block `<short name>.<what>`: `tick.cold`, `pop.cont`. */
+static void block_name(char *buf, size_t size, SpIntrinsicId id, const char *what) {
+  const char *s = strrchr(intrinsics[id].name, '.');
+  snprintf(buf, size, "%s.%s", s ? s + 1 : intrinsics[id].name, what);
+}
+
+/* Replaces call, a call of intrinsic id, by its fast path (Note [The fast paths in IR]). */
+static void rewrite_call(Pass *p, LLVMValueRef call, SpIntrinsicId id) {
+  LLVMValueRef args[2];
+  for (unsigned i = 0; i < intrinsics[id].nargs; i++) args[i] = LLVMGetOperand(call, i);
+  char cont_name[32], cold_name[32], repeat_name[32];
+  block_name(cont_name, sizeof cont_name, id, "cont");
+  block_name(cold_name, sizeof cold_name, id, "cold");
+  block_name(repeat_name, sizeof repeat_name, id, "repeat");
+
+  LLVMBasicBlockRef head = LLVMGetInstructionParent(call);
+  LLVMBasicBlockRef cont = split_after(p, call, cont_name);
+  LLVMPositionBuilderAtEnd(p->b, head);
+  LLVMSetCurrentDebugLocation2(p->b, LLVMInstructionGetDebugLoc(call));
+  LLVMInstructionEraseFromParent(call);
+
+  LLVMValueRef c = cache_address(p);
+  LLVMValueRef wm = load(p, p->word, field(p, c, offsetof(StrobeDynStackCache, top_wm), "dyn.top_wm.addr"),
+                         "dyn.top_wm");
+  LLVMBasicBlockRef cold = cold_block(p, id, args, cont, cold_name);
+  switch (id) {
+  case SP_TICK: {
+    LLVMValueRef d = load(p, p->ptr, field(p, c, offsetof(StrobeDynStackCache, top_desc), "dyn.top_desc.addr"),
+                          "dyn.top_desc");
+    LLVMValueRef same_desc = LLVMBuildICmp(p->b, LLVMIntEQ, d, args[0], "dyn.same_desc");
+    LLVMValueRef same_wm = LLVMBuildICmp(p->b, LLVMIntEQ, wm, args[1], "dyn.same_wm");
+    LLVMValueRef repeat = LLVMBuildAnd(p->b, same_desc, same_wm, "dyn.repeat");
+    LLVMBasicBlockRef rb = LLVMInsertBasicBlockInContext(p->ctx, cont, repeat_name);
+    branch(p, repeat, rb, cold, false);
+    LLVMPositionBuilderAtEnd(p->b, rb);
+    LLVMValueRef top = load(p, p->ptr, field(p, c, offsetof(StrobeDynStackCache, top), "dyn.top.addr"), "dyn.top");
+    LLVMValueRef r_addr = field(p, top, offsetof(StrobeEntry, repeats), "dyn.repeats.addr");
+    LLVMValueRef r = load(p, p->word, r_addr, "dyn.repeats");
+    LLVMSetOrdering(r, LLVMAtomicOrderingMonotonic);
+    LLVMValueRef r1 = LLVMBuildAdd(p->b, r, LLVMConstInt(p->word, 1, 0), "dyn.repeats.next");
+    LLVMValueRef st = LLVMBuildStore(p->b, r1, r_addr);
+    LLVMSetAlignment(st, 8);
+    LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+    LLVMBuildBr(p->b, cont);
+    break;
+  }
+  case SP_POP:
+  case SP_RET: {
+    LLVMIntPredicate pred = id == SP_POP ? LLVMIntULT : LLVMIntULE;
+    LLVMValueRef stale = LLVMBuildICmp(p->b, pred, wm, args[0], "dyn.stale");
+    branch(p, stale, cold, cont, true);
+    break;
+  }
+  case SP_NINTRINSICS: break;
+  }
+  LLVMSetCurrentDebugLocation2(p->b, NULL);
+}
+
+/* Whether an instruction that has no uses may go: it computes a value only. */
+static bool pure(LLVMValueRef i) {
+  switch (LLVMGetInstructionOpcode(i)) {
+  case LLVMLoad: return !LLVMGetVolatile(i) && LLVMGetOrdering(i) == LLVMAtomicOrderingNotAtomic;
+  case LLVMGetElementPtr:
+  case LLVMTrunc: case LLVMZExt: case LLVMSExt: case LLVMPtrToInt: case LLVMIntToPtr:
+  case LLVMBitCast: case LLVMAddrSpaceCast:
+  case LLVMAdd: case LLVMSub: case LLVMMul: case LLVMShl: case LLVMLShr: case LLVMAShr:
+  case LLVMAnd: case LLVMOr: case LLVMXor: case LLVMICmp: case LLVMSelect:
+    return true;
+  default: return false;
+  }
+}
+
+/* Erases call, and then the instructions that only computed its arguments, so that a
+ * function that is not instrumented is what it would have been without intrinsics. */
+static void delete_call(LLVMValueRef call) {
+  LLVMValueRef work[16];
+  size_t n = 0;
+  unsigned nops = (unsigned)LLVMGetNumOperands(call);
+  for (unsigned i = 0; i < nops && n < 16; i++) {
+    LLVMValueRef op = LLVMGetOperand(call, i);
+    bool seen = false;
+    for (size_t q = 0; q < n; q++) seen |= work[q] == op;
+    if (!seen && LLVMIsAInstruction(op)) work[n++] = op;
+  }
+  LLVMInstructionEraseFromParent(call);
+  while (n > 0) {
+    LLVMValueRef i = work[--n];
+    if (LLVMGetFirstUse(i) || !pure(i)) continue;
+    /* Operands that appear twice are pushed once and only erased once unused. */
+    int k = LLVMGetNumOperands(i);
+    for (int j = 0; j < k; j++) {
+      LLVMValueRef op = LLVMGetOperand(i, (unsigned)j);
+      bool seen = false;
+      for (size_t q = 0; q < n; q++) seen |= work[q] == op;
+      if (!seen && n < 16 && LLVMIsAInstruction(op)) work[n++] = op;
+    }
+    LLVMInstructionEraseFromParent(i);
+  }
+}
+
+/* Which intrinsic i calls, or -1. */
+static int intrinsic_of(const Pass *p, LLVMValueRef i) {
+  if (!LLVMIsACallInst(i)) return -1;
+  LLVMValueRef callee = LLVMGetCalledValue(i);
+  for (int id = 0; id < SP_NINTRINSICS; id++)
+    if (p->fn[id] && callee == p->fn[id]) return id;
+  return -1;
+}
+
+static bool rewrite_function(Pass *p, LLVMValueRef f, char **error) {
+  /* The calls first: rewriting splits blocks. */
+  size_t n = 0, cap = 0;
+  LLVMValueRef *calls = NULL;
+  for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+    for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+      if (intrinsic_of(p, i) < 0) continue;
+      if (n == cap) {
+        LLVMValueRef *c = realloc(calls, (cap = cap ? 2 * cap : 16) * sizeof *c);
+        if (!c) {
+          free(calls);
+          return fail(error, "out of memory");
+        }
+        calls = c;
+      }
+      calls[n++] = i;
+    }
+  if (n == 0) return true;
+  bool instrumented = sp_function_instrumented(f, p->o);
+  for (size_t k = 0; k < n; k++) {
+    SpIntrinsicId id = (SpIntrinsicId)intrinsic_of(p, calls[k]);
+    if (instrumented || (p->o->pops_everywhere && kept_everywhere(id)))
+      rewrite_call(p, calls[k], id);
+    else
+      delete_call(calls[k]);
+  }
+  free(calls);
+  return true;
+}
+
+/* ---- the pass ------------------------------------------------------------------- */
+
+bool sp_instrument_module(LLVMModuleRef m, const SpOptions *o, char **error) {
+  if (error) *error = NULL;
+  Pass p = {.m = m, .o = o, .ctx = LLVMGetModuleContext(m)};
+  p.ptr = LLVMPointerTypeInContext(p.ctx, 0);
+  p.word = LLVMIntTypeInContext(p.ctx, 8 * sizeof(uintptr_t));
+  p.i32 = LLVMInt32TypeInContext(p.ctx);
+  if (!check_module(&p, error)) return false;
+  if (!sp_module_has_intrinsics(m)) return true;
+
+  p.b = LLVMCreateBuilderInContext(p.ctx);
+  p.prof_kind = LLVMGetMDKindIDInContext(p.ctx, "prof", 4);
+  LLVMMetadataRef weights[3] = {LLVMMDStringInContext2(p.ctx, "branch_weights", 14)};
+  LLVMMetadataRef rare = LLVMValueAsMetadata(LLVMConstInt(p.i32, 1, 0));
+  LLVMMetadataRef usual = LLVMValueAsMetadata(LLVMConstInt(p.i32, (1u << 20) - 1, 0));
+  weights[1] = rare, weights[2] = usual;
+  p.weights_then_cold = LLVMMetadataAsValue(p.ctx, LLVMMDNodeInContext2(p.ctx, weights, 3));
+  weights[1] = usual, weights[2] = rare;
+  p.weights_else_cold = LLVMMetadataAsValue(p.ctx, LLVMMDNodeInContext2(p.ctx, weights, 3));
+
+  bool ok = true;
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); ok && f; f = LLVMGetNextFunction(f))
+    ok = rewrite_function(&p, f, error);
+  LLVMDisposeBuilder(p.b);
+  if (!ok) return false;
+
+  for (int id = 0; id < SP_NINTRINSICS; id++)
+    if (p.fn[id]) LLVMDeleteFunction(p.fn[id]); /* check_module: only calls used it */
+  return true;
+}
