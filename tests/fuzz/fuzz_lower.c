@@ -13,8 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static LLVMContextRef ctx;
-  if (!ctx) ctx = LLVMContextCreate();
+  LLVMContextRef ctx = LLVMContextCreate(); /* one per input: nothing outlives it */
   CmmSource *src = cmm_source_from_memory("fuzz", (const char *)data, size);
   Diag d = {.out = NULL};
   CmmFile *f = cmm_parse(src, &d);
@@ -29,5 +28,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   cmm_file_free(f);
   cmm_source_free(src);
+  LLVMContextDispose(ctx);
   return 0;
 }
