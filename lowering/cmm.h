@@ -17,6 +17,7 @@
 #ifndef STROBE_CMM_H
 #define STROBE_CMM_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +86,7 @@ typedef struct Diag {
 
 void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+void diag_verror(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, va_list ap);
 void diag_warning(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void diag_note(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)

@@ -129,11 +129,15 @@ static void report(Diag *d, const char *what, const CmmSource *s, CmmLoc loc,
   fputs("^\n", d->out);
 }
 
-void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
+void diag_verror(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, va_list ap) {
   d->errors++;
+  report(d, "error", s, loc, fmt, ap);
+}
+
+void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  report(d, "error", s, loc, fmt, ap);
+  diag_verror(d, s, loc, fmt, ap);
   va_end(ap);
 }
 

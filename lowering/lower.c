@@ -98,12 +98,10 @@ struct Lowering {
 static _Noreturn void fail_at(Lowering *L, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static _Noreturn void fail_at(Lowering *L, CmmLoc loc, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  diag_verror(L->d, L->f->src, loc, fmt, ap);
   va_end(ap);
-  diag_error(L->d, L->f->src, loc, "%s", msg);
   longjmp(L->fail, 1);
 }
 

@@ -68,12 +68,10 @@ static void next(Parser *P) {
 static _Noreturn void fail_at(Parser *P, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static _Noreturn void fail_at(Parser *P, CmmLoc loc, const char *fmt, ...) {
-  char msg[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  diag_verror(P->d, P->src, loc, fmt, ap);
   va_end(ap);
-  diag_error(P->d, P->src, loc, "%s", msg);
   longjmp(P->fail, 1);
 }
 
