@@ -12,7 +12,12 @@
  * A program that skips its stack checks runs into the guard page; the fatal-signal
  * handler (report.c) recognises the address and turns the fault into `strobe: Cmm
  * stack overflow`, followed by the dynamic stack.  Failed
- * checks call strobe_heap_exhausted / strobe_stack_exhausted.  Nothing is collected. */
+ * checks call strobe_heap_exhausted / strobe_stack_exhausted.  Nothing is collected.
+ *
+ * strobe_rt_run runs Cmm code again, from any thread, on memory of its own: each run
+ * maps its stack and nursery and allocates its capability, and frees them after.  Only
+ * strobe_rt_main's guard page is recognised by the fault handler; a run that overflows
+ * its stack is an ordinary crash. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, sigaltstack */
 #include "rt_internal.h"
 
@@ -116,9 +121,7 @@ static int catch_faults(uintptr_t guard_lo, uintptr_t guard_hi) {
   return 1;
 }
 
-/* ---- main ------------------------------------------------------------------------- */
-
-static StrobeCapability cap;
+/* ---- the memory of one run -------------------------------------------------------- */
 
 /* Maps *size bytes, rounded up to whole pages (*size is updated), read-write, above
  * `guard` bytes of PROT_NONE; returns the first read-write byte.  On failure says
@@ -142,18 +145,59 @@ static char *map(size_t *size, size_t guard, size_t page, const char *what) {
   return p + guard;
 }
 
+/* What one run of Cmm code runs on: its stack (above a guard page of `page` bytes) and
+ * its nursery.  The register table lives with the caller. */
+typedef struct Memory {
+  size_t page;
+  char *stack, *heap; /* the first usable byte of each */
+  size_t stack_size, heap_size;
+} Memory;
+
+/* Maps the stack and the nursery that opts asks for and points r's registers at them
+ * (docs/standalone.md, "The contract"); 0 on success, else 2 with a message. */
+static int map_memory(const StrobeOptions *opts, Memory *m, StrobeRegTable *r) {
+  m->page = (size_t)sysconf(_SC_PAGESIZE);
+  m->stack_size = opts->stack;
+  m->heap_size = opts->heap;
+  errno = 0;
+  m->stack = map(&m->stack_size, m->page, m->page, "Cmm stack");
+  m->heap = m->stack ? map(&m->heap_size, 0, m->page, "heap nursery") : NULL;
+  if (!m->heap) {
+    if (m->stack) munmap(m->stack - m->page, m->page + m->stack_size);
+    return 2;
+  }
+  *r = (StrobeRegTable){0};
+  r->Sp = (StrobeWord *)(m->stack + m->stack_size) - 1; /* the stop frame's word */
+  r->SpLim = (StrobeWord *)(m->stack + STROBE_STACK_RESERVE);
+  r->Hp = (StrobeWord *)m->heap - 1;
+  r->HpLim = (StrobeWord *)(m->heap + m->heap_size) - 1;
+  return 0;
+}
+
+static void unmap_memory(const Memory *m) {
+  munmap(m->stack - m->page, m->page + m->stack_size);
+  munmap(m->heap, m->heap_size);
+}
+
+/* Reads STROBE_OPTIONS into *opts; 0 on success, else 2 with what is wrong. */
+static int read_options(StrobeOptions *opts) {
+  const char *bad = strobe_options_parse(getenv("STROBE_OPTIONS"), opts);
+  if (!bad) return 0;
+  fprintf(stderr, "strobe: bad STROBE_OPTIONS entry '%.*s'\n", (int)strcspn(bad, ","), bad);
+  fputs("note: ", stderr);
+  strobe_options_describe(stderr);
+  return 2;
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+static StrobeCapability cap;
+
 int strobe_rt_main(int argc, char **argv, int64_t (*entry)(StrobeRegTable *base)) {
   (void)argc;
   (void)argv;
   StrobeOptions opts;
-  const char *bad = strobe_options_parse(getenv("STROBE_OPTIONS"), &opts);
-  if (bad) {
-    fprintf(stderr, "strobe: bad STROBE_OPTIONS entry '%.*s'\n", (int)strcspn(bad, ","),
-            bad);
-    fputs("note: ", stderr);
-    strobe_options_describe(stderr);
-    return 2;
-  }
+  if (read_options(&opts)) return 2;
   if (!entry) {
     fputs("strobe: the program has no strobe_entry (build its Cmm with "
           "strobec --entry=LABEL)\n",
@@ -161,20 +205,32 @@ int strobe_rt_main(int argc, char **argv, int64_t (*entry)(StrobeRegTable *base)
     return 2;
   }
 
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  size_t stack_size = opts.stack, heap_size = opts.heap;
-  errno = 0;
-  char *stack = map(&stack_size, page, page, "Cmm stack");
-  char *heap = stack ? map(&heap_size, 0, page, "heap nursery") : NULL;
-  if (!heap) return 2;
-  if (!catch_faults((uintptr_t)(stack - page), (uintptr_t)stack)) return 2;
+  Memory m;
+  if (map_memory(&opts, &m, &cap.r)) return 2;
+  if (!catch_faults((uintptr_t)(m.stack - m.page), (uintptr_t)m.stack)) return 2;
   strobe_dynstack_configure(&opts);
+  /* The mappings live until the process exits. */
+  return (int)(entry(&cap.r) & 0xff);
+}
 
-  cap = (StrobeCapability){0};
-  StrobeRegTable *r = &cap.r;
-  r->Sp = (StrobeWord *)(stack + stack_size) - 1; /* the stop frame's word */
-  r->SpLim = (StrobeWord *)(stack + STROBE_STACK_RESERVE);
-  r->Hp = (StrobeWord *)heap - 1;
-  r->HpLim = (StrobeWord *)(heap + heap_size) - 1;
-  return (int)(entry(r) & 0xff);
+/* ---- more runs, from any thread --------------------------------------------------- */
+
+int strobe_rt_run(int64_t (*entry)(StrobeRegTable *base), int64_t *result) {
+  StrobeOptions opts;
+  if (read_options(&opts)) return 2;
+  /* The function table sits below the register table, as in strobe_rt_main's. */
+  StrobeCapability *c = calloc(1, sizeof *c);
+  Memory m;
+  if (!c) {
+    fputs("strobe: cannot allocate a register table\n", stderr);
+    return 2;
+  }
+  if (map_memory(&opts, &m, &c->r)) {
+    free(c);
+    return 2;
+  }
+  *result = entry(&c->r);
+  unmap_memory(&m);
+  free(c);
+  return 0;
 }

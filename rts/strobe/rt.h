@@ -76,6 +76,15 @@ int64_t strobe_entry(StrobeRegTable *base);
  * cannot start the program.  argc and argv are not used yet. */
 int strobe_rt_main(int argc, char **argv, int64_t (*entry)(StrobeRegTable *base));
 
+/* Runs entry once more, on the calling thread, on a Cmm stack (above a guard page), a
+ * register table and a heap nursery of its own, sized by STROBE_OPTIONS as in
+ * strobe_rt_main, mapped for this call and freed after it.  Any thread may call it,
+ * several at once; a program with its own main may call it instead of strobe_rt_main.
+ * Returns 0 with entry's R1 in *result, or 2, with a message on stderr, if STROBE_OPTIONS
+ * is bad or the memory cannot be had.  Unlike strobe_rt_main's, a fault on this guard
+ * page is not reported as a Cmm stack overflow: it is an ordinary crash. */
+int strobe_rt_run(int64_t (*entry)(StrobeRegTable *base), int64_t *result);
+
 /* Called by a program whose heap check or stack check failed: flush stdout, print
  * `strobe: heap exhausted` (or `strobe: Cmm stack exhausted`) and exit with status 2. */
 STROBE_NORETURN void strobe_heap_exhausted(void);
