@@ -44,7 +44,7 @@
 #include "strobe/dynstack.h"
 
 /* The pseudo-intrinsics (intrinsics/intrinsics.def), and the tick descriptor whose
- * layout the runtime defines (StrobeTickDesc): six 32-bit words, then three pointers. */
+ * layout the runtime defines (StrobeTickDesc): six 32-bit words, then four pointers. */
 enum {
 #define STROBE_INTRINSIC(id, name, rts, nargs, a1, a2) LW_##id,
 #include "intrinsics.def"
@@ -59,8 +59,19 @@ static const struct { const char *name; unsigned nargs; bool desc; } intrinsics[
 #undef STROBE_INTRINSIC
 };
 _Static_assert(offsetof(StrobeTickDesc, function) == 24 && offsetof(StrobeTickDesc, file) == 32 &&
-                   offsetof(StrobeTickDesc, code) == 40 && sizeof(StrobeTickDesc) == 48,
-               "the lowering emits StrobeTickDesc as { i32 x 6, ptr, ptr, ptr }");
+                   offsetof(StrobeTickDesc, code) == 40 && offsetof(StrobeTickDesc, parent) == 48 &&
+                   sizeof(StrobeTickDesc) == 56,
+               "the lowering emits StrobeTickDesc as { i32 x 6, ptr, ptr, ptr, ptr }");
+enum { DESC_FIELDS = 10, DESC_PARENT = 9 };
+
+/* A tick descriptor of the module; its initializer is set at the end (lw_finish), when
+ * every descriptor is known and its parent can be found. */
+typedef struct Desc {
+  LLVMValueRef g;
+  LLVMValueRef fields[DESC_FIELDS];
+  LLVMValueRef function, file; /* the string constants, one per text */
+  uint32_t line1, col1, line2, col2;
+} Desc;
 
 enum { NPARAMS = 16, P_BASE = 0, P_SP, P_HP, P_R1, P_SPLIM = P_R1 + 6, P_XMM1 };
 static const char *const param_names[NPARAMS] = {"Base", "Sp", "Hp", "R1", "R2", "R3", "R4", "R5",
@@ -91,7 +102,7 @@ struct Lowering {
   LLVMTypeRef desc_type;
   StrMap strings;        /* a private string constant per distinct text */
   StrMap descs;          /* a descriptor per (function, note) */
-  VEC(LLVMValueRef) desc;
+  VEC(Desc) desc;
   VEC(LLVMValueRef) string;
 };
 
@@ -557,30 +568,64 @@ static LLVMValueRef string_const(Lowering *L, const char *text) {
   return g;
 }
 
-/* The constant descriptor of a tick (StrobeTickDesc), one per function and note, in the
- * section the runtime enumerates. */
+/* The constant descriptor of a tick (StrobeTickDesc), one per Haskell function and
+ * note over the module, in the section the runtime enumerates. */
 static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   Lowering *L = F->L;
   const char *key = arena_printf(L->a, "%s|%s|%u:%u-%u:%u", F->pi->function, n->file, n->line1,
                                  n->col1, n->line2, n->col2);
   uint32_t i;
-  if (strmap_get(&L->descs, key, &i)) return L->desc.v[i];
-  LLVMValueRef f[9] = {
+  if (strmap_get(&L->descs, key, &i)) return L->desc.v[i].g;
+  Desc d = {.function = string_const(L, F->pi->function), .file = string_const(L, n->file),
+            .line1 = n->line1, .col1 = n->col1, .line2 = n->line2, .col2 = n->col2};
+  LLVMValueRef f[DESC_FIELDS] = {
       LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0), LLVMConstInt(L->i32, n->line1, 0),
       LLVMConstInt(L->i32, n->col1, 0), LLVMConstInt(L->i32, n->line2, 0),
       LLVMConstInt(L->i32, n->col2, 0), LLVMConstInt(L->i32, 0, 0),
-      string_const(L, F->pi->function), string_const(L, n->file),
+      d.function, d.file,
       F->fn, /* the code: its function, whose lines the tick's are among */
+      LLVMConstPointerNull(L->ptr), /* the parent: set by set_parents */
   };
-  LLVMValueRef g = LLVMAddGlobal(L->m, L->desc_type, ".strobe.tick");
-  LLVMSetInitializer(g, LLVMConstNamedStruct(L->desc_type, f, 9));
-  LLVMSetLinkage(g, LLVMPrivateLinkage);
-  LLVMSetGlobalConstant(g, 1);
-  LLVMSetSection(g, STROBE_TICK_SECTION);
-  LLVMSetAlignment(g, 8);
+  memcpy(d.fields, f, sizeof f);
+  d.g = LLVMAddGlobal(L->m, L->desc_type, ".strobe.tick");
+  LLVMSetLinkage(d.g, LLVMPrivateLinkage);
+  LLVMSetGlobalConstant(d.g, 1);
+  LLVMSetSection(d.g, STROBE_TICK_SECTION);
+  LLVMSetAlignment(d.g, 8);
   strmap_put(&L->descs, L->a, key, L->desc.n, NULL);
-  vec_push(L->a, &L->desc, g);
-  return g;
+  vec_push(L->a, &L->desc, d);
+  return d.g;
+}
+
+static bool before_or_at(uint32_t l1, uint32_t c1, uint32_t l2, uint32_t c2) {
+  return l1 < l2 || (l1 == l2 && c1 <= c2);
+}
+
+/* a's span strictly contains b's (as the runtime's rule 2b compares them). */
+static bool encloses(const Desc *a, const Desc *b) {
+  bool same = a->line1 == b->line1 && a->col1 == b->col1 && a->line2 == b->line2 && a->col2 == b->col2;
+  return !same && before_or_at(a->line1, a->col1, b->line1, b->col1) &&
+         before_or_at(b->line2, b->col2, a->line2, a->col2);
+}
+
+/* Note [A descriptor's parent]: the parent of a descriptor is the descriptor of the
+ * smallest span that strictly contains its own, among those of the same function and
+ * file in this module; NULL if none does.  The inline tick (plugin/instrument.c)
+ * compares it with the entries at the top, so that a nested tick, and a sibling under
+ * the same parent, need no call into the runtime.  Quadratic in the descriptors of a
+ * function, which are few. */
+static void set_parents(Lowering *L) {
+  for (uint32_t i = 0; i < L->desc.n; i++) {
+    Desc *d = &L->desc.v[i];
+    const Desc *parent = NULL;
+    for (uint32_t j = 0; j < L->desc.n; j++) {
+      const Desc *e = &L->desc.v[j];
+      if (e->function != d->function || e->file != d->file || !encloses(e, d)) continue;
+      if (!parent || encloses(parent, e)) parent = e;
+    }
+    if (parent) d->fields[DESC_PARENT] = parent->g;
+    LLVMSetInitializer(d->g, LLVMConstNamedStruct(L->desc_type, d->fields, DESC_FIELDS));
+  }
 }
 
 /* A call of intrinsic id with the current Sp (and a descriptor for a tick). */
@@ -1258,9 +1303,10 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   LLVMTypeRef params[NPARAMS];
   for (int s = 0; s < NPARAMS; s++) params[s] = param_type(L, s);
   L->fn_type = LLVMFunctionType(L->void_t, params, NPARAMS, 0);
-  LLVMTypeRef desc_fields[9] = {L->i32, L->i32, L->i32, L->i32, L->i32, L->i32, L->ptr, L->ptr, L->ptr};
+  LLVMTypeRef desc_fields[DESC_FIELDS] = {L->i32, L->i32, L->i32, L->i32, L->i32,
+                                          L->i32, L->ptr, L->ptr, L->ptr, L->ptr};
   L->desc_type = LLVMStructCreateNamed(ctx, "StrobeTickDesc");
-  LLVMStructSetBody(L->desc_type, desc_fields, 9, 0);
+  LLVMStructSetBody(L->desc_type, desc_fields, DESC_FIELDS, 0);
   /* The compile unit names the module; relative note files resolve from the cwd. */
   char cwd[4096];
   L->dw = dw_new(L->m, o->dwarf_haskell, module_name, getcwd(cwd, sizeof cwd) ? cwd : ".");
@@ -1317,6 +1363,7 @@ LLVMModuleRef lw_finish(Lowering *L) {
     }
     entry_glue(L);
   }
+  set_parents(L);
   dw_finish(L->dw);
   char *msg = NULL;
   if (LLVMVerifyModule(L->m, LLVMReturnStatusAction, &msg))

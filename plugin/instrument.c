@@ -10,18 +10,31 @@
  *   3. delete the intrinsics' declarations, which have no uses left.
  *
  * Note [The fast paths in IR]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * strobe/dynstack.h §4 gives the fast paths in C; these are the same in IR, with c the
- * address of the thread-local cache (llvm.threadlocal.address) and the offsets taken
- * from dynstack.h itself (offsetof on StrobeDynStackCache and StrobeEntry):
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * strobe/dynstack.h §4 gives the fast paths in C; these are the same in IR, with h the
+ * address of the thread's head (llvm.threadlocal.address) and the offsets taken from
+ * dynstack.h itself (offsetof on StrobeDynStackHead and StrobeEntry):
  *
- *   tick(desc, sp):  wm = c->top_wm; d = c->top_desc
- *                    br (d == desc & wm == sp), repeat, cold       ; weights 2^20-1 : 1
- *     repeat:        c->top->repeats += 1 (monotonic load, add, monotonic store); br cont
- *     cold:          call strobe_tick(desc, sp) (C, cold); br cont
- *   pop(sp):         br (c->top_wm <u sp), cold, cont              ; weights 1 : 2^20-1
- *   ret(sp):         br (c->top_wm <=u sp), cold, cont             ; likewise
- *     cold:          call strobe_pop(sp) / strobe_ret(sp) (C, cold); br cont
+ *   tick(desc, sp):  h->ticks += 1 (monotonic); t = h->top; wm = t->wm
+ *                    br (sp <u wm), room, same
+ *     room:          n = t + 1; br (n <u h->limit), push, cold     ; weights 2^20-1 : 1
+ *     push:          *n = {desc, sp, 0, 0|0}; store release n -> h->top; br cont
+ *     same:          br (wm == sp), nested, cold                   ; likewise
+ *     nested:        d = t->desc; br (d == desc), repeat, not_again
+ *     repeat:        t->repeats += 1 (monotonic); br cont
+ *     not_again:     p = desc->parent                              ; a constant at -O1
+ *                    br (p != null & d == p), room, sibling
+ *     sibling:       br ((p != null ? d->parent == p : d->function == desc->function)
+ *                        & ((t - 1)->wm != sp | (t - 1)->desc == p)), replace, cold ; likewise
+ *     replace:       *t = {desc, sp, 0, 0|0}; br cont
+ *   pop(sp):         t0 = h->top; br (t0->wm <u sp), loop, cont    ; weights 1 : 2^20-1
+ *     loop:          t = phi [t0, loop's t - 1]; br ((t - 1)->wm <u sp), loop, done
+ *     done:          br (t - 1 <u h->base), cold, set              ; weights 1 : 2^20-1
+ *     set:           store release t - 1 -> h->top; br cont
+ *   ret(sp):         the same with <=u, and no weights on the first branch (a return
+ *                    usually pops what the callee pushed)
+ *     cold:          call strobe_tick(desc, sp) / strobe_pop(sp) / strobe_ret(sp)
+ *                    (C, cold); br cont
  *
  * The block of the intrinsic call is split after it (cont gets the rest of the block);
  * cold blocks go to the end of the function.  Every new instruction has the debug
@@ -316,7 +329,7 @@ typedef struct Pass {
   LLVMValueRef fn[SP_NINTRINSICS];      /* the intrinsics m declares, or NULL */
   LLVMValueRef slow[SP_NINTRINSICS];    /* their slow paths, declared on first use */
   LLVMTypeRef slow_type[SP_NINTRINSICS];
-  LLVMValueRef cache;                   /* strobe_dynstack_cache, declared on first use */
+  LLVMValueRef head;                    /* strobe_dynstack_head, declared on first use */
   LLVMValueRef tls_address;             /* llvm.threadlocal.address.p0 */
   LLVMTypeRef tls_address_type;
   unsigned prof_kind;
@@ -374,13 +387,13 @@ static bool check_module(Pass *p, char **error) {
       }
     }
   }
-  LLVMValueRef g = LLVMGetNamedGlobal(p->m, STROBE_DYNSTACK_CACHE_NAME);
-  if (!g && LLVMGetNamedFunction(p->m, STROBE_DYNSTACK_CACHE_NAME))
-    return fail(error, "strobe-instrument: '%s' is a function, expected the runtime's thread-local cache",
-                STROBE_DYNSTACK_CACHE_NAME);
+  LLVMValueRef g = LLVMGetNamedGlobal(p->m, STROBE_DYNSTACK_HEAD_NAME);
+  if (!g && LLVMGetNamedFunction(p->m, STROBE_DYNSTACK_HEAD_NAME))
+    return fail(error, "strobe-instrument: '%s' is a function, expected the runtime's thread-local head",
+                STROBE_DYNSTACK_HEAD_NAME);
   if (g && !LLVMIsThreadLocal(g))
-    return fail(error, "strobe-instrument: '%s' is not thread-local", STROBE_DYNSTACK_CACHE_NAME);
-  p->cache = g;
+    return fail(error, "strobe-instrument: '%s' is not thread-local", STROBE_DYNSTACK_HEAD_NAME);
+  p->head = g;
   return true;
 }
 
@@ -405,27 +418,27 @@ static LLVMValueRef get_slow_path(Pass *p, SpIntrinsicId id) {
   return f;
 }
 
-/* The address of this thread's cache, computed at the builder. */
-static LLVMValueRef cache_address(Pass *p) {
-  if (!p->cache) {
-    LLVMTypeRef fields[] = {p->word, p->ptr, p->ptr, p->ptr};
-    LLVMTypeRef t = LLVMStructTypeInContext(p->ctx, fields, 4, 0);
-    _Static_assert(sizeof(StrobeDynStackCache) == 4 * 8, "the cache is 4 words");
-    p->cache = LLVMAddGlobal(p->m, t, STROBE_DYNSTACK_CACHE_NAME);
-    LLVMSetLinkage(p->cache, LLVMExternalLinkage);
-    LLVMSetThreadLocal(p->cache, 1);
-    LLVMSetThreadLocalMode(p->cache, LLVMInitialExecTLSModel);
-    LLVMSetAlignment(p->cache, _Alignof(StrobeDynStackCache));
+/* The address of this thread's head, computed at the builder. */
+static LLVMValueRef head_address(Pass *p) {
+  if (!p->head) {
+    LLVMTypeRef fields[] = {p->ptr, p->ptr, p->word, p->ptr, p->ptr};
+    LLVMTypeRef t = LLVMStructTypeInContext(p->ctx, fields, 5, 0);
+    _Static_assert(sizeof(StrobeDynStackHead) == 5 * 8, "the head is 5 words");
+    p->head = LLVMAddGlobal(p->m, t, STROBE_DYNSTACK_HEAD_NAME);
+    LLVMSetLinkage(p->head, LLVMExternalLinkage);
+    LLVMSetThreadLocal(p->head, 1);
+    LLVMSetThreadLocalMode(p->head, LLVMInitialExecTLSModel);
+    LLVMSetAlignment(p->head, _Alignof(StrobeDynStackHead));
   }
   if (!p->tls_address) {
     static const char name[] = "llvm.threadlocal.address";
     unsigned iid = LLVMLookupIntrinsicID(name, sizeof name - 1);
-    LLVMTypeRef overload = LLVMTypeOf(p->cache);
+    LLVMTypeRef overload = LLVMTypeOf(p->head);
     p->tls_address = LLVMGetIntrinsicDeclaration(p->m, iid, &overload, 1);
     p->tls_address_type = LLVMIntrinsicGetType(p->ctx, iid, &overload, 1);
   }
-  LLVMValueRef arg = p->cache;
-  return LLVMBuildCall2(p->b, p->tls_address_type, p->tls_address, &arg, 1, "dyn.cache");
+  LLVMValueRef arg = p->head;
+  return LLVMBuildCall2(p->b, p->tls_address_type, p->tls_address, &arg, 1, "dyn.head");
 }
 
 /* base + offset, as a byte GEP. */
@@ -524,14 +537,145 @@ static void block_name(char *buf, size_t size, SpIntrinsicId id, const char *wha
   snprintf(buf, size, "%s.%s", s ? s + 1 : intrinsics[id].name, what);
 }
 
+/* A new block named for id, placed before cont. */
+static LLVMBasicBlockRef new_block(Pass *p, SpIntrinsicId id, const char *what, LLVMBasicBlockRef cont) {
+  char name[32];
+  block_name(name, sizeof name, id, what);
+  return LLVMInsertBasicBlockInContext(p->ctx, cont, name);
+}
+
+static void store(Pass *p, LLVMValueRef v, LLVMValueRef addr, LLVMAtomicOrdering ordering) {
+  LLVMValueRef st = LLVMBuildStore(p->b, v, addr);
+  LLVMSetAlignment(st, 8);
+  if (ordering != LLVMAtomicOrderingNotAtomic) LLVMSetOrdering(st, ordering);
+}
+
+/* *addr += 1, a relaxed (monotonic) load and store: see dynstack.h §4. */
+static void count(Pass *p, LLVMValueRef addr, const char *name) {
+  LLVMValueRef v = load(p, p->word, addr, name);
+  LLVMSetOrdering(v, LLVMAtomicOrderingMonotonic);
+  store(p, LLVMBuildAdd(p->b, v, LLVMConstInt(p->word, 1, 0), ""), addr, LLVMAtomicOrderingMonotonic);
+}
+
+/* *e = {desc, sp, 0, 0, 0}: the entry's fields in order, each once. */
+static void store_entry(Pass *p, LLVMValueRef e, LLVMValueRef desc, LLVMValueRef sp) {
+  _Static_assert(offsetof(StrobeEntry, elided) == offsetof(StrobeEntry, flags) + 4 &&
+                     sizeof(StrobeEntry) == offsetof(StrobeEntry, flags) + 8,
+                 "flags and elided are the entry's last word");
+  LLVMValueRef zero = LLVMConstInt(p->word, 0, 0);
+  store(p, desc, field(p, e, offsetof(StrobeEntry, desc), ""), LLVMAtomicOrderingNotAtomic);
+  store(p, sp, field(p, e, offsetof(StrobeEntry, wm), ""), LLVMAtomicOrderingNotAtomic);
+  store(p, zero, field(p, e, offsetof(StrobeEntry, repeats), ""), LLVMAtomicOrderingNotAtomic);
+  store(p, zero, field(p, e, offsetof(StrobeEntry, flags), ""), LLVMAtomicOrderingNotAtomic);
+}
+
+/* The entry n slots from e. */
+static LLVMValueRef entry_at(Pass *p, LLVMValueRef e, long n, const char *name) {
+  LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(p->ctx), (unsigned long long)(n * (long)sizeof(StrobeEntry)), 1);
+  return LLVMBuildInBoundsGEP2(p->b, LLVMInt8TypeInContext(p->ctx), e, &idx, 1, name);
+}
+
+/* The tick fast path, at the builder (Note [The fast paths in IR]). */
+static void build_tick(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef sp,
+                       LLVMBasicBlockRef cold, LLVMBasicBlockRef cont) {
+  count(p, field(p, h, offsetof(StrobeDynStackHead, ticks), "dyn.ticks.addr"), "dyn.ticks");
+  LLVMValueRef t = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
+  LLVMValueRef wm = load(p, p->word, field(p, t, offsetof(StrobeEntry, wm), "dyn.wm.addr"), "dyn.wm");
+  LLVMBasicBlockRef room = new_block(p, SP_TICK, "room", cont), push = new_block(p, SP_TICK, "push", cont),
+                    same = new_block(p, SP_TICK, "same", cont), nested = new_block(p, SP_TICK, "nested", cont),
+                    repeat = new_block(p, SP_TICK, "repeat", cont),
+                    not_again = new_block(p, SP_TICK, "not_again", cont),
+                    sibling = new_block(p, SP_TICK, "sibling", cont),
+                    replace = new_block(p, SP_TICK, "replace", cont);
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntULT, sp, wm, "dyn.deeper"), room, same);
+
+  LLVMPositionBuilderAtEnd(p->b, room);
+  LLVMValueRef n = entry_at(p, t, 1, "dyn.next");
+  LLVMValueRef limit = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, limit), "dyn.limit.addr"),
+                            "dyn.limit");
+  branch(p, LLVMBuildICmp(p->b, LLVMIntULT, n, limit, "dyn.room"), push, cold, false);
+
+  LLVMPositionBuilderAtEnd(p->b, push);
+  store_entry(p, n, desc, sp);
+  store(p, n, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
+  LLVMBuildBr(p->b, cont);
+
+  LLVMPositionBuilderAtEnd(p->b, same);
+  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, wm, sp, "dyn.same_wm"), nested, cold, false);
+
+  LLVMPositionBuilderAtEnd(p->b, nested);
+  LLVMValueRef d = load(p, p->ptr, field(p, t, offsetof(StrobeEntry, desc), ""), "dyn.desc");
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, d, desc, "dyn.again"), repeat, not_again);
+  LLVMPositionBuilderAtEnd(p->b, not_again);
+  LLVMValueRef parent = load(p, p->ptr, field(p, desc, offsetof(StrobeTickDesc, parent), "dyn.parent.addr"),
+                             "dyn.parent");
+  LLVMValueRef has_parent = LLVMBuildICmp(p->b, LLVMIntNE, parent, LLVMConstPointerNull(p->ptr), "dyn.has_parent");
+  LLVMBuildCondBr(p->b, LLVMBuildAnd(p->b, has_parent, LLVMBuildICmp(p->b, LLVMIntEQ, d, parent, ""), "dyn.in_top"),
+                  room, sibling);
+
+  LLVMPositionBuilderAtEnd(p->b, sibling);
+  LLVMValueRef d_parent = load(p, p->ptr, field(p, d, offsetof(StrobeTickDesc, parent), ""), "dyn.top.parent");
+  LLVMValueRef below = entry_at(p, t, -1, "dyn.below");
+  LLVMValueRef below_wm = load(p, p->word, field(p, below, offsetof(StrobeEntry, wm), ""), "dyn.below.wm");
+  LLVMValueRef below_desc = load(p, p->ptr, field(p, below, offsetof(StrobeEntry, desc), ""), "dyn.below.desc");
+  LLVMValueRef under = LLVMBuildOr(p->b, LLVMBuildICmp(p->b, LLVMIntNE, below_wm, sp, ""),
+                                   LLVMBuildICmp(p->b, LLVMIntEQ, below_desc, parent, ""), "dyn.below.ok");
+  LLVMValueRef d_function = load(p, p->ptr, field(p, d, offsetof(StrobeTickDesc, function), ""), "dyn.top.function");
+  LLVMValueRef function = load(p, p->ptr, field(p, desc, offsetof(StrobeTickDesc, function), ""), "dyn.function");
+  LLVMValueRef siblings = LLVMBuildSelect(p->b, has_parent, LLVMBuildICmp(p->b, LLVMIntEQ, d_parent, parent, ""),
+                                          LLVMBuildICmp(p->b, LLVMIntEQ, d_function, function, ""), "dyn.siblings");
+  branch(p, LLVMBuildAnd(p->b, siblings, under, "dyn.replace"), replace, cold, false);
+
+  LLVMPositionBuilderAtEnd(p->b, replace);
+  store_entry(p, t, desc, sp);
+  LLVMBuildBr(p->b, cont);
+
+  LLVMPositionBuilderAtEnd(p->b, repeat);
+  count(p, field(p, t, offsetof(StrobeEntry, repeats), "dyn.repeats.addr"), "dyn.repeats");
+  LLVMBuildBr(p->b, cont);
+}
+
+/* The pop and ret fast paths, at the builder: pred is how a stale watermark compares
+ * with sp (Note [The fast paths in IR]). */
+static void build_pop(Pass *p, SpIntrinsicId id, LLVMValueRef h, LLVMValueRef sp,
+                      LLVMBasicBlockRef cold, LLVMBasicBlockRef cont) {
+  LLVMIntPredicate pred = id == SP_POP ? LLVMIntULT : LLVMIntULE;
+  LLVMBasicBlockRef here = LLVMGetInsertBlock(p->b);
+  LLVMValueRef t0 = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
+  LLVMValueRef wm0 = load(p, p->word, field(p, t0, offsetof(StrobeEntry, wm), "dyn.wm.addr"), "dyn.wm");
+  LLVMBasicBlockRef loop = new_block(p, id, "loop", cont), done = new_block(p, id, "done", cont),
+                    set = new_block(p, id, "set", cont);
+  LLVMValueRef stale = LLVMBuildICmp(p->b, pred, wm0, sp, "dyn.stale");
+  if (id == SP_POP) branch(p, stale, loop, cont, true); /* pops are rare; returns pop */
+  else LLVMBuildCondBr(p->b, stale, loop, cont);
+
+  LLVMPositionBuilderAtEnd(p->b, loop);
+  LLVMValueRef t = LLVMBuildPhi(p->b, p->ptr, "dyn.t");
+  LLVMValueRef below = entry_at(p, t, -1, "dyn.below");
+  LLVMValueRef wm = load(p, p->word, field(p, below, offsetof(StrobeEntry, wm), "dyn.below.wm.addr"),
+                         "dyn.below.wm");
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm, sp, "dyn.below.stale"), loop, done);
+  LLVMValueRef in_values[] = {t0, below};
+  LLVMBasicBlockRef in_blocks[] = {here, loop};
+  LLVMAddIncoming(t, in_values, in_blocks, 2);
+
+  LLVMPositionBuilderAtEnd(p->b, done);
+  LLVMValueRef base = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, base), "dyn.base.addr"),
+                           "dyn.base");
+  branch(p, LLVMBuildICmp(p->b, LLVMIntULT, below, base, "dyn.under"), cold, set, true);
+
+  LLVMPositionBuilderAtEnd(p->b, set);
+  store(p, below, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
+  LLVMBuildBr(p->b, cont);
+}
+
 /* Replaces call, a call of intrinsic id, by its fast path (Note [The fast paths in IR]). */
 static void rewrite_call(Pass *p, LLVMValueRef call, SpIntrinsicId id) {
   LLVMValueRef args[2];
   for (unsigned i = 0; i < intrinsics[id].nargs; i++) args[i] = LLVMGetOperand(call, i);
-  char cont_name[32], cold_name[32], repeat_name[32];
+  char cont_name[32], cold_name[32];
   block_name(cont_name, sizeof cont_name, id, "cont");
   block_name(cold_name, sizeof cold_name, id, "cold");
-  block_name(repeat_name, sizeof repeat_name, id, "repeat");
 
   LLVMBasicBlockRef head = LLVMGetInstructionParent(call);
   LLVMBasicBlockRef cont = split_after(p, call, cont_name);
@@ -539,38 +683,12 @@ static void rewrite_call(Pass *p, LLVMValueRef call, SpIntrinsicId id) {
   LLVMSetCurrentDebugLocation2(p->b, LLVMInstructionGetDebugLoc(call));
   LLVMInstructionEraseFromParent(call);
 
-  LLVMValueRef c = cache_address(p);
-  LLVMValueRef wm = load(p, p->word, field(p, c, offsetof(StrobeDynStackCache, top_wm), "dyn.top_wm.addr"),
-                         "dyn.top_wm");
+  LLVMValueRef h = head_address(p);
   LLVMBasicBlockRef cold = cold_block(p, id, args, cont, cold_name);
   switch (id) {
-  case SP_TICK: {
-    LLVMValueRef d = load(p, p->ptr, field(p, c, offsetof(StrobeDynStackCache, top_desc), "dyn.top_desc.addr"),
-                          "dyn.top_desc");
-    LLVMValueRef same_desc = LLVMBuildICmp(p->b, LLVMIntEQ, d, args[0], "dyn.same_desc");
-    LLVMValueRef same_wm = LLVMBuildICmp(p->b, LLVMIntEQ, wm, args[1], "dyn.same_wm");
-    LLVMValueRef repeat = LLVMBuildAnd(p->b, same_desc, same_wm, "dyn.repeat");
-    LLVMBasicBlockRef rb = LLVMInsertBasicBlockInContext(p->ctx, cont, repeat_name);
-    branch(p, repeat, rb, cold, false);
-    LLVMPositionBuilderAtEnd(p->b, rb);
-    LLVMValueRef top = load(p, p->ptr, field(p, c, offsetof(StrobeDynStackCache, top), "dyn.top.addr"), "dyn.top");
-    LLVMValueRef r_addr = field(p, top, offsetof(StrobeEntry, repeats), "dyn.repeats.addr");
-    LLVMValueRef r = load(p, p->word, r_addr, "dyn.repeats");
-    LLVMSetOrdering(r, LLVMAtomicOrderingMonotonic);
-    LLVMValueRef r1 = LLVMBuildAdd(p->b, r, LLVMConstInt(p->word, 1, 0), "dyn.repeats.next");
-    LLVMValueRef st = LLVMBuildStore(p->b, r1, r_addr);
-    LLVMSetAlignment(st, 8);
-    LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
-    LLVMBuildBr(p->b, cont);
-    break;
-  }
+  case SP_TICK: build_tick(p, h, args[0], args[1], cold, cont); break;
   case SP_POP:
-  case SP_RET: {
-    LLVMIntPredicate pred = id == SP_POP ? LLVMIntULT : LLVMIntULE;
-    LLVMValueRef stale = LLVMBuildICmp(p->b, pred, wm, args[0], "dyn.stale");
-    branch(p, stale, cold, cont, true);
-    break;
-  }
+  case SP_RET: build_pop(p, id, h, args[0], cold, cont); break;
   case SP_NINTRINSICS: break;
   }
   LLVMSetCurrentDebugLocation2(p->b, NULL);

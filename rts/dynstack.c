@@ -1,18 +1,19 @@
 /* dynstack.c — the dynamic stack (DESIGN.md §9): the slow paths of the intrinsics,
  * each thread's stack, the registry that debuggers read, and the statistics.
  *
- * The inline fast paths (strobe/dynstack.h) handle what changes nothing or only counts
- * a repeat; everything else arrives here.  A thread's first tick allocates its stack
- * (a header and a ring of `capacity` entries, in one block) and registers it; after
- * that nothing allocates: a push into a full ring overwrites the oldest entry.  Each
- * slow path ends by copying the top entry into the thread-local cache that the fast
- * paths read (sync_cache), which is the one invariant every change here keeps.
+ * The inline fast paths (strobe/dynstack.h) push onto a deeper frame, count a repeat,
+ * and pop stale entries; everything else arrives here: the same-depth rules, a full
+ * array, the dropped entries, a thread's first tick.  That tick allocates the thread's
+ * stack (a header, two sentinels and `capacity` entries, in one block) and registers
+ * it; after that nothing allocates.  The thread-local head's `top` is the one pointer
+ * to the newest entry, changed here as inline, and the base sentinel's watermark
+ * follows `dropped` (set_dropped): the invariants every change here keeps.
  *
  * Concurrency.  A stack is written only by its thread.  strobe_dynstack_stats reads
- * other threads' counters, shapes and repeat counts while they run, so those fields
- * are written and read with relaxed atomics (plain moves on x86-64); the rest of an
- * entry is read only by its thread (reports) or by a debugger that stopped it.  The
- * registry list changes under registry_lock, its generation odd meanwhile. */
+ * other threads' counters and tick counts while they run, so those fields are written
+ * and read with relaxed atomics (plain moves on x86-64); the entries are read only by
+ * their thread (reports) or by a debugger that stopped it.  The registry list changes
+ * under registry_lock, its generation odd meanwhile. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* gettid */
 #endif
@@ -24,10 +25,20 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The head of a thread with no stack: a sentinel that pops nothing and pushes nothing
+ * inline (Note [The entries and their sentinels]). */
+/* Its function is a string of its own: a descriptor whose function is NULL must not
+ * look like the sentinel's sibling to the inline rule 2c. */
+const StrobeTickDesc strobe_dynstack_no_desc = {.kind = 0, .function = "(no descriptor)"};
+const StrobeEntry strobe_dynstack_empty = {.desc = &strobe_dynstack_no_desc, .wm = UINTPTR_MAX};
+#define EMPTY_HEAD                                                                       \
+  ((StrobeDynStackHead){.top = (StrobeEntry *)&strobe_dynstack_empty,                    \
+                        .base = (StrobeEntry *)&strobe_dynstack_empty})
+
 /* initial-exec: the slow paths reach it without __tls_get_addr in libstrobe-rt.so too
  * (which may then not be dlopen'ed late into a process short of static TLS). */
-__attribute__((tls_model("initial-exec"))) STROBE_THREAD_LOCAL StrobeDynStackCache
-    strobe_dynstack_cache = {.top_wm = UINTPTR_MAX};
+__attribute__((tls_model("initial-exec"))) STROBE_THREAD_LOCAL StrobeDynStackHead
+    strobe_dynstack_head = EMPTY_HEAD;
 
 StrobeRegistry strobe_registry = {
     .magic = STROBE_REGISTRY_MAGIC,
@@ -36,6 +47,7 @@ StrobeRegistry strobe_registry = {
     .thread_size = sizeof(StrobeThreadStack),
     .entry_size = sizeof(StrobeEntry),
     .desc_size = sizeof(StrobeTickDesc),
+    .head_size = sizeof(StrobeDynStackHead),
 };
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,16 +61,15 @@ static uint64_t load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_R
 static void store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 static void bump(uint64_t *counter, uint64_t n) { store64(counter, load64(counter) + n); }
 
-/* Publishes a new top and depth.  Release, so that a signal handler on this thread,
- * or a debugger stopping it, never sees the shape before the entry it points at. */
-static void set_shape(StrobeThreadStack *s, uint32_t top, uint32_t depth) {
-  __atomic_store_n(&s->top, top, __ATOMIC_RELEASE);
-  __atomic_store_n(&s->depth, depth, __ATOMIC_RELEASE);
+/* Publishes a new top.  Release, so that a signal handler on this thread, or a
+ * debugger stopping it, never sees a top before the entry it points at. */
+static void set_top(StrobeEntry *top) {
+  __atomic_store_n(&strobe_dynstack_head.top, top, __ATOMIC_RELEASE);
 }
 
-static StrobeEntry *at(StrobeThreadStack *s, uint32_t i) {
-  return (StrobeEntry *)strobe_dynstack_at(s, i);
-}
+static StrobeEntry *top(void) { return strobe_dynstack_head.top; }
+static StrobeEntry *at(uint32_t i) { return top() - i; }
+static uint32_t depth(const StrobeThreadStack *s) { return (uint32_t)(top() - s->entries + 1); }
 
 /* ---- comparing descriptors -------------------------------------------------------- */
 
@@ -75,9 +86,10 @@ static bool same_span(const StrobeTickDesc *a, const StrobeTickDesc *b) {
          a->col2 == b->col2;
 }
 
-/* The same expression: one source note may become several descriptors (one per block
- * it covers, or copied into a combined scope), and they must count as one, or a loop
- * through two of them would grow the stack. */
+/* The same expression: strobec makes one descriptor per function and note in a module,
+ * but code built otherwise (two modules inlining the same code, another front end) may
+ * have several, and they must count as one, or a loop through two of them would grow
+ * the stack. */
 static bool same_expr(const StrobeTickDesc *a, const StrobeTickDesc *b) {
   return a == b || (a->kind == b->kind && same_span(a, b) && same_function(a, b) &&
                     same_string(a->file, b->file));
@@ -97,56 +109,41 @@ static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
 
 /* ---- the stack's primitive changes ------------------------------------------------ */
 
-/* The cache after any change: see "The fast-path cache" in strobe/dynstack.h. */
-static void sync_cache(StrobeThreadStack *s) {
-  StrobeDynStackCache *c = &strobe_dynstack_cache;
-  if (s->depth > 0) {
-    StrobeEntry *e = at(s, 0);
-    c->top_wm = e->wm;
-    c->top_desc = e->desc;
-    c->top = e;
-  } else {
-    c->top_wm = s->dropped ? s->dropped_wm : UINTPTR_MAX;
-    c->top_desc = NULL;
-    c->top = NULL;
-  }
+/* The base sentinel's watermark is the dropped entries' while there are any, so that
+ * an inline pop that would pop them reaches the slow path. */
+static void set_dropped(StrobeThreadStack *s, uint64_t dropped, uintptr_t wm) {
+  s->dropped = dropped;
+  s->dropped_wm = dropped ? wm : 0;
+  s->entries[-1].wm = dropped ? wm : UINTPTR_MAX;
 }
 
-/* Counts an entry of the ring, or one that never got into it, as dropped. */
-static void drop(StrobeThreadStack *s, uintptr_t wm, uint64_t repeats) {
-  bump(&s->counters.drops, 1);
-  bump(&s->counters.retired_repeats, repeats);
-  if (s->dropped++ == 0) s->dropped_wm = wm; /* the oldest dropped, as drops go oldest first */
+/* The array is full: drops the oldest quarter of its entries (at least one) and moves
+ * the rest down. */
+static void drop_oldest(StrobeThreadStack *s) {
+  uint32_t n = depth(s), k = s->capacity / 4 > 0 ? s->capacity / 4 : 1;
+  bump(&s->counters.drops, k);
+  /* the oldest dropped so far, or this batch's oldest: drops go oldest first */
+  set_dropped(s, s->dropped + k, s->dropped ? s->dropped_wm : s->entries[0].wm);
+  memmove(s->entries, s->entries + k, (size_t)(n - k) * sizeof(StrobeEntry));
+  set_top(s->entries + (n - k) - 1);
 }
 
 static void push(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp) {
-  bump(&s->counters.pushes, 1);
-  if (s->capacity == 0) {
-    drop(s, sp, 0);
+  if (s->capacity == 0) { /* no entries at all: every push is a drop */
+    bump(&s->counters.drops, 1);
+    set_dropped(s, s->dropped + 1, s->dropped ? s->dropped_wm : sp);
     return;
   }
-  uint32_t slot = s->top + 1 == s->capacity ? 0 : s->top + 1;
-  uint32_t depth = s->depth;
-  StrobeEntry *e = &s->entries[slot];
-  if (depth == s->capacity) drop(s, e->wm, load64(&e->repeats)); /* full: the oldest goes */
-  else depth++;
-  e->desc = desc;
-  e->wm = sp;
-  store64(&e->repeats, 0);
-  e->flags = 0;
-  e->elided = 0;
-  set_shape(s, slot, depth);
+  if (top() + 1 == strobe_dynstack_head.limit) drop_oldest(s);
+  StrobeEntry *e = top() + 1;
+  *e = (StrobeEntry){.desc = desc, .wm = sp};
+  set_top(e);
 }
 
-static void pop_top(StrobeThreadStack *s) {
-  bump(&s->counters.retired_repeats, load64(&at(s, 0)->repeats));
-  bump(&s->counters.pops, 1);
-  set_shape(s, s->top ? s->top - 1 : s->capacity - 1, s->depth - 1);
-}
+static void pop_top(void) { set_top(top() - 1); }
 
-static void count_repeat(StrobeThreadStack *s, StrobeEntry *e) {
+static void count_repeat(StrobeEntry *e) {
   bump(&e->repeats, 1);
-  bump(&s->counters.slow_repeats, 1);
   e->flags &= ~(uint32_t)STROBE_ENTRY_TAIL; /* it is running again */
 }
 
@@ -157,30 +154,21 @@ static bool is_stale(uintptr_t wm, uintptr_t sp, bool inclusive) {
 /* Pops the entries that Sp = sp shows finished (Note [Watermarks]); once none is left,
  * forgets the dropped ones too if they are finished as well. */
 static void pop_finished(StrobeThreadStack *s, uintptr_t sp, bool inclusive) {
-  while (s->depth > 0 && is_stale(at(s, 0)->wm, sp, inclusive)) pop_top(s);
-  if (s->depth == 0 && s->dropped && is_stale(s->dropped_wm, sp, inclusive)) s->dropped = 0;
+  while (depth(s) > 0 && is_stale(top()->wm, sp, inclusive)) pop_top();
+  if (depth(s) == 0 && s->dropped && is_stale(s->dropped_wm, sp, inclusive)) set_dropped(s, 0, 0);
 }
 
 /* Removes the m entries from the i-th newest on (i >= 1): the entries above move down,
  * and the one just above the gap counts them as one elided tail call, plus whatever
  * they had elided themselves. */
 static void elide(StrobeThreadStack *s, uint32_t i, uint32_t m) {
-  uint64_t elided = 1;
-  for (uint32_t j = i; j < i + m; j++) {
-    elided += at(s, j)->elided;
-    bump(&s->counters.retired_repeats, load64(&at(s, j)->repeats));
-  }
   bump(&s->counters.tail_drops, 1);
-  for (uint32_t j = i; j-- > 0;) { /* older first: a destination is never still a source */
-    StrobeEntry *from = at(s, j), *to = at(s, j + m);
-    to->desc = from->desc;
-    to->wm = from->wm;
-    store64(&to->repeats, load64(&from->repeats));
-    to->flags = from->flags;
-    to->elided = from->elided;
-  }
-  set_shape(s, s->top >= m ? s->top - m : s->top + s->capacity - m, s->depth - m);
-  StrobeEntry *above = at(s, i - 1);
+  uint64_t elided = 1;
+  for (uint32_t j = i; j < i + m; j++) elided += at(j)->elided;
+  StrobeEntry *gap = at(i + m - 1); /* the oldest of them */
+  memmove(gap, gap + m, (size_t)i * sizeof(StrobeEntry));
+  set_top(top() - m);
+  StrobeEntry *above = at(i - 1); /* the entry just above the gap, moved down */
   elided += above->elided;
   above->elided = elided > UINT32_MAX ? UINT32_MAX : (uint32_t)elided;
 }
@@ -192,9 +180,9 @@ static void elide(StrobeThreadStack *s, uint32_t i, uint32_t m) {
  * the newest one. */
 static bool frame_of(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp,
                      uint32_t *base) {
-  for (uint32_t i = 1; i < s->depth && at(s, i)->wm == sp; i++) {
-    if (!same_function(at(s, i)->desc, desc)) continue;
-    while (i + 1 < s->depth && at(s, i + 1)->wm == sp && same_function(at(s, i + 1)->desc, desc))
+  for (uint32_t i = 1; i < depth(s) && at(i)->wm == sp; i++) {
+    if (!same_function(at(i)->desc, desc)) continue;
+    while (i + 1 < depth(s) && at(i + 1)->wm == sp && same_function(at(i + 1)->desc, desc))
       i++;
     *base = i;
     return true;
@@ -206,9 +194,9 @@ static bool frame_of(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t
  * repeat on it, as cost-centre stacks do on recursion; then it shows desc. */
 static void reenter(StrobeThreadStack *s, uint32_t base, const StrobeTickDesc *desc,
                     uintptr_t sp) {
-  for (uint32_t i = 0; i < base; i++) pop_top(s);
-  StrobeEntry *e = at(s, 0);
-  count_repeat(s, e);
+  for (uint32_t i = 0; i < base; i++) pop_top();
+  StrobeEntry *e = at(0);
+  count_repeat(e);
   if (same_expr(e->desc, desc)) return;
   if (encloses(e->desc, desc)) push(s, desc, sp);
   else e->desc = desc;
@@ -220,17 +208,17 @@ static void reenter(StrobeThreadStack *s, uint32_t base, const StrobeTickDesc *d
 static void limit_tails(StrobeThreadStack *s, uintptr_t sp) {
   for (;;) {
     uint32_t n = 0, oldest = 0;
-    for (uint32_t i = 0; i < s->depth && at(s, i)->wm == sp; i++) {
-      if (at(s, i)->flags & STROBE_ENTRY_TAIL) {
+    for (uint32_t i = 0; i < depth(s) && at(i)->wm == sp; i++) {
+      if (at(i)->flags & STROBE_ENTRY_TAIL) {
         n++;
         oldest = i;
       }
     }
     if (n <= s->tail_limit) return;
-    const StrobeTickDesc *fn = at(s, oldest)->desc;
+    const StrobeTickDesc *fn = at(oldest)->desc;
     uint32_t m = 1;
-    while (oldest + m < s->depth) {
-      const StrobeEntry *e = at(s, oldest + m);
+    while (oldest + m < depth(s)) {
+      const StrobeEntry *e = at(oldest + m);
       if (e->wm != sp || (e->flags & STROBE_ENTRY_TAIL) || !same_function(e->desc, fn)) break;
       m++;
     }
@@ -240,22 +228,22 @@ static void limit_tails(StrobeThreadStack *s, uintptr_t sp) {
 
 /* Rules 2 and 3 of strobe_tick (strobe/dynstack.h), once nothing is stale. */
 static void tick_at_depth(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp) {
-  while (s->depth > 0 && at(s, 0)->wm == sp) {
-    StrobeEntry *top = at(s, 0);
-    if (same_expr(top->desc, desc)) { /* 2a */
-      count_repeat(s, top);
+  while (depth(s) > 0 && at(0)->wm == sp) {
+    StrobeEntry *t = at(0);
+    if (same_expr(t->desc, desc)) { /* 2a */
+      count_repeat(t);
       return;
     }
-    if (encloses(top->desc, desc)) break; /* 2b */
-    if (same_function(top->desc, desc)) { /* 2c */
-      pop_top(s);
+    if (encloses(t->desc, desc)) break; /* 2b */
+    if (same_function(t->desc, desc)) { /* 2c */
+      pop_top();
       continue;
     }
     uint32_t base; /* 2d */
     if (frame_of(s, desc, sp, &base)) {
       reenter(s, base, desc, sp);
     } else {
-      top->flags |= STROBE_ENTRY_TAIL;
+      t->flags |= STROBE_ENTRY_TAIL;
       push(s, desc, sp);
       limit_tails(s, sp);
     }
@@ -282,29 +270,24 @@ static void set_options(const StrobeOptions *o) {
 /* Adds the counters c to *sum.  c may belong to a running thread (relaxed reads; see
  * Concurrency). */
 static void add_counters(StrobeCounters *sum, const StrobeCounters *c) {
+  sum->ticks += load64(&c->ticks);
   sum->slow_ticks += load64(&c->slow_ticks);
   sum->slow_pops += load64(&c->slow_pops);
   sum->slow_rets += load64(&c->slow_rets);
-  sum->slow_repeats += load64(&c->slow_repeats);
-  sum->retired_repeats += load64(&c->retired_repeats);
-  sum->pushes += load64(&c->pushes);
-  sum->pops += load64(&c->pops);
   sum->drops += load64(&c->drops);
   sum->tail_drops += load64(&c->tail_drops);
 }
 
-/* The repeats that s's live entries hold (they join retired_repeats when popped). */
-static uint64_t live_repeats(StrobeThreadStack *s) {
-  uint32_t depth = __atomic_load_n(&s->depth, __ATOMIC_ACQUIRE);
-  uint32_t top = __atomic_load_n(&s->top, __ATOMIC_ACQUIRE), cap = s->capacity;
-  uint64_t n = 0;
-  for (uint32_t i = 0; i < depth && i < cap; i++) /* strobe_dynstack_at, read once */
-    n += load64(&s->entries[top >= i ? top - i : top + cap - i].repeats);
-  return n;
+/* s's counters, with the ticks its thread counted inline. */
+static StrobeCounters counters_of(const StrobeThreadStack *s) {
+  StrobeCounters c = {.ticks = load64(&s->head->ticks)};
+  add_counters(&c, &s->counters);
+  return c;
 }
 
-/* Takes s off the registry, adds its counters to the exited threads', and frees it. */
-static void retire(StrobeThreadStack *s) {
+/* Takes s, the calling thread's stack, off the registry, adds its counters to the
+ * exited threads', empties the head and frees s. */
+static void release(StrobeThreadStack *s) {
   pthread_mutex_lock(&registry_lock);
   strobe_registry.generation++;
   for (StrobeThreadStack **p = &strobe_registry.threads; *p; p = &(*p)->next) {
@@ -315,38 +298,42 @@ static void retire(StrobeThreadStack *s) {
   }
   strobe_registry.nthreads--;
   strobe_registry.nexited++;
-  add_counters(&strobe_registry.exited, &s->counters);
-  strobe_registry.exited.retired_repeats += live_repeats(s);
+  StrobeCounters c = counters_of(s);
+  add_counters(&strobe_registry.exited, &c);
   strobe_registry.generation++;
   pthread_mutex_unlock(&registry_lock);
+  strobe_dynstack_head = EMPTY_HEAD;
   free(s);
-}
-
-/* Forgets the calling thread's stack s: the cache empties before s goes. */
-static void release(StrobeThreadStack *s) {
-  if (strobe_dynstack_cache.stack == s)
-    strobe_dynstack_cache = (StrobeDynStackCache){.top_wm = UINTPTR_MAX};
-  retire(s);
 }
 
 static void on_thread_exit(void *s) { release(s); }
 
+/* The calling thread's stack: a header, the two sentinels, then the entries (Note [The
+ * entries and their sentinels]); NULL only if not even the header could be had. */
 static StrobeThreadStack *start_stack(void) {
   rt_dynstack_init();
   pthread_mutex_lock(&registry_lock);
   uint32_t capacity = options.capacity, tail_limit = options.tail_limit;
   pthread_mutex_unlock(&registry_lock);
-  StrobeThreadStack *s = calloc(1, sizeof *s + (size_t)capacity * sizeof(StrobeEntry));
+  StrobeThreadStack *s = calloc(1, sizeof *s + (2 + (size_t)capacity) * sizeof(StrobeEntry));
   if (!s && capacity > 0) { /* never fail: keep nothing, count every push as dropped */
     capacity = 0;
-    s = calloc(1, sizeof *s);
+    s = calloc(1, sizeof *s + 2 * sizeof(StrobeEntry));
   }
   if (!s) return NULL;
+  StrobeDynStackHead *h = &strobe_dynstack_head;
   s->tid = (uint64_t)gettid();
-  s->entries = capacity > 0 ? (StrobeEntry *)(s + 1) : NULL;
+  s->head = h;
+  s->entries = (StrobeEntry *)(s + 1) + 2;
+  s->entries[-2] = strobe_dynstack_empty;
+  s->entries[-1] = strobe_dynstack_empty;
+  set_dropped(s, 0, 0);
   s->capacity = capacity;
-  s->top = capacity > 0 ? capacity - 1 : 0; /* so that the first push goes to slot 0 */
   s->tail_limit = tail_limit;
+  h->base = s->entries - 1;
+  h->limit = s->entries + capacity;
+  h->stack = s;
+  set_top(h->base);
 
   pthread_mutex_lock(&registry_lock);
   strobe_registry.generation++;
@@ -357,8 +344,6 @@ static StrobeThreadStack *start_stack(void) {
   pthread_mutex_unlock(&registry_lock);
 
   pthread_setspecific(thread_key, s);
-  strobe_dynstack_cache.stack = s;
-  sync_cache(s);
   return s;
 }
 
@@ -372,13 +357,12 @@ static void begin(StrobeThreadStack *s) {
 }
 
 static void end(StrobeThreadStack *s) {
-  sync_cache(s);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   s->busy = 0;
 }
 
 void strobe_tick(const StrobeTickDesc *desc, uintptr_t sp) {
-  StrobeThreadStack *s = strobe_dynstack_cache.stack;
+  StrobeThreadStack *s = strobe_dynstack_head.stack;
   if (!desc || (!s && !(s = start_stack()))) return;
   begin(s);
   bump(&s->counters.slow_ticks, 1);
@@ -389,7 +373,7 @@ void strobe_tick(const StrobeTickDesc *desc, uintptr_t sp) {
 
 /* Before a thread's first tick its stack is empty: nothing to pop, nothing to start. */
 void strobe_pop(uintptr_t sp) {
-  StrobeThreadStack *s = strobe_dynstack_cache.stack;
+  StrobeThreadStack *s = strobe_dynstack_head.stack;
   if (!s) return;
   begin(s);
   bump(&s->counters.slow_pops, 1);
@@ -398,7 +382,7 @@ void strobe_pop(uintptr_t sp) {
 }
 
 void strobe_ret(uintptr_t sp) {
-  StrobeThreadStack *s = strobe_dynstack_cache.stack;
+  StrobeThreadStack *s = strobe_dynstack_head.stack;
   if (!s) return;
   begin(s);
   bump(&s->counters.slow_rets, 1);
@@ -413,7 +397,7 @@ void strobe_ret(uintptr_t sp) {
 static void before_fork(void) { pthread_mutex_lock(&registry_lock); }
 static void after_fork_parent(void) { pthread_mutex_unlock(&registry_lock); }
 static void after_fork_child(void) {
-  StrobeThreadStack *mine = strobe_dynstack_cache.stack, *next;
+  StrobeThreadStack *mine = strobe_dynstack_head.stack, *next;
   for (StrobeThreadStack *s = strobe_registry.threads; s; s = next) {
     next = s->next;
     if (s != mine) free(s);
@@ -447,51 +431,45 @@ void strobe_dynstack_configure(const StrobeOptions *opts) {
 }
 
 void strobe_dynstack_release(void) {
-  StrobeThreadStack *s = strobe_dynstack_cache.stack;
+  StrobeThreadStack *s = strobe_dynstack_head.stack;
   if (!s) return;
   pthread_setspecific(thread_key, NULL);
   release(s);
 }
 
-const StrobeThreadStack *strobe_dynstack_current(void) { return strobe_dynstack_cache.stack; }
+const StrobeThreadStack *strobe_dynstack_current(void) { return strobe_dynstack_head.stack; }
 
 /* ---- statistics ------------------------------------------------------------------- */
 
-static void derive(StrobeStats *out, const StrobeCounters *c, uint64_t live, uint64_t threads) {
-  uint64_t repeats = c->retired_repeats + live;
-  /* approximate while other threads run: never let a difference wrap */
-  uint64_t inline_repeats = repeats > c->slow_repeats ? repeats - c->slow_repeats : 0;
+static void derive(StrobeStats *out, const StrobeCounters *c, uint64_t threads) {
   *out = (StrobeStats){
-      .ticks = c->slow_ticks + inline_repeats,
-      .repeats = repeats,
-      .pushes = c->pushes,
-      .pops = c->pops,
+      .ticks = c->ticks,
+      .slow_ticks = c->slow_ticks,
+      .slow_pops = c->slow_pops,
+      .slow_rets = c->slow_rets,
       .drops = c->drops,
       .tail_drops = c->tail_drops,
-      .slow_calls = c->slow_ticks + c->slow_pops + c->slow_rets,
       .threads = threads,
   };
 }
 
 void strobe_dynstack_stats(StrobeStats *out) {
   StrobeCounters sum = {0};
-  uint64_t live = 0;
   pthread_mutex_lock(&registry_lock);
   add_counters(&sum, &strobe_registry.exited);
   for (StrobeThreadStack *s = strobe_registry.threads; s; s = s->next) {
-    add_counters(&sum, &s->counters);
-    live += live_repeats(s);
+    StrobeCounters c = counters_of(s);
+    add_counters(&sum, &c);
   }
   uint64_t threads = strobe_registry.nthreads + strobe_registry.nexited;
   pthread_mutex_unlock(&registry_lock);
-  derive(out, &sum, live, threads);
+  derive(out, &sum, threads);
 }
 
 void strobe_dynstack_thread_stats(StrobeStats *out) {
-  StrobeCounters c = {0};
-  StrobeThreadStack *s = strobe_dynstack_cache.stack;
-  if (s) add_counters(&c, &s->counters);
-  derive(out, &c, s ? live_repeats(s) : 0, s != NULL);
+  StrobeThreadStack *s = strobe_dynstack_head.stack;
+  StrobeCounters c = s ? counters_of(s) : (StrobeCounters){0};
+  derive(out, &c, s != NULL);
 }
 
 /* ---- the descriptors -------------------------------------------------------------- */

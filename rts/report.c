@@ -120,7 +120,8 @@ static void put_entry(Out *o, uint64_t n, const StrobeEntry *e) {
 /* Whether a report of s leaving out what sp shows stale (0: nothing) prints anything. */
 static bool shows(const StrobeThreadStack *s, uintptr_t sp) {
   if (!s) return false;
-  if (s->depth > 0 && strobe_dynstack_at(s, s->depth - 1)->wm >= sp) return true;
+  uint32_t depth = strobe_dynstack_depth(s);
+  if (depth > 0 && strobe_dynstack_at(s, depth - 1)->wm >= sp) return true;
   return s->dropped > 0 && s->dropped_wm >= sp; /* the oldest entries are the last to go */
 }
 
@@ -128,7 +129,7 @@ static bool shows(const StrobeThreadStack *s, uintptr_t sp) {
  * many it wrote. */
 static int put_stack(Out *o, const StrobeThreadStack *s, uintptr_t sp) {
   int n = 0;
-  uint32_t depth = s->depth;
+  uint32_t depth = strobe_dynstack_depth(s);
   for (uint32_t i = 0; i < depth; i++) {
     const StrobeEntry *e = strobe_dynstack_at(s, i);
     if (e->wm >= sp) put_entry(o, (uint64_t)n++, e);
@@ -142,7 +143,7 @@ static int put_stack(Out *o, const StrobeThreadStack *s, uintptr_t sp) {
 }
 
 int strobe_dynstack_dump_at(int fd, uintptr_t sp) {
-  const StrobeThreadStack *s = strobe_dynstack_cache.stack;
+  const StrobeThreadStack *s = strobe_dynstack_head.stack;
   if (!shows(s, sp)) return 0;
   Out o = {.fd = fd};
   int n = put_stack(&o, s, sp);
@@ -188,7 +189,7 @@ void rt_report_at_exit(void) {
         STROBE_REGISTRY_REPORT_AT_EXIT))
     return;
   fflush(stdout); /* what the program printed comes first */
-  const StrobeThreadStack *s = strobe_dynstack_cache.stack;
+  const StrobeThreadStack *s = strobe_dynstack_head.stack;
   Out o = {.fd = STDERR_FILENO};
   if (shows(s, 0)) {
     put(&o, "strobe: the dynamic stack at exit, newest first:\n");
@@ -228,7 +229,7 @@ static STROBE_THREAD_LOCAL volatile sig_atomic_t reporting;
 static void on_fatal_signal(int sig, siginfo_t *info, void *uctx) {
   (void)uctx;
   int saved_errno = errno;
-  const StrobeThreadStack *s = strobe_dynstack_cache.stack;
+  const StrobeThreadStack *s = strobe_dynstack_head.stack;
   uintptr_t addr = (uintptr_t)info->si_addr;
   if ((sig == SIGSEGV || sig == SIGBUS) && addr >= guard_lo && addr < guard_hi) {
     /* Only Cmm code touches the Cmm stack (C code runs on the machine stack), so the

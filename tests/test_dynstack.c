@@ -1,13 +1,16 @@
 /* test_dynstack.c — the dynamic stack (rts/dynstack.c, rts/report.c): one test per
- * rule of DESIGN.md §9 as strobe/dynstack.h states them, the fast-path cache after
- * every operation, the reports (on demand, on fatal signals, at exit), the options and
- * the registry.  Threads are in test_dynstack_threads.c.
+ * rule of DESIGN.md §9 as strobe/dynstack.h states them, run once through the inline
+ * fast paths and once through the slow paths alone; the head and the sentinels after
+ * every operation; what the fast paths do inline (and that it is what the slow paths
+ * do); a full array; the statistics; the reports (on demand, on fatal signals, at
+ * exit), the options and the registry.  Threads are in test_dynstack_threads.c.
  *
  * Each test starts a fresh stack on the calling thread with the options it needs
- * (fresh()), and drives it through the inline fast paths, as instrumented code does,
- * unless it tests a slow path itself.  Watermarks are made-up Cmm Sp values: the stack
- * grows down, so a deeper frame has a smaller one.  Crashes and exits happen in a
- * child process whose stderr the test reads. */
+ * (fresh()).  A rule test runs twice (RULE_TEST): with the fast paths, as instrumented
+ * code calls them, and with the slow paths only; both must give the stack the rule
+ * says.  Watermarks are made-up Cmm Sp values: the stack grows down, so a deeper frame
+ * has a smaller one.  Crashes and exits happen in a child process whose stderr the
+ * test reads. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* gettid */
 #endif
@@ -18,6 +21,7 @@
 #include <cmocka.h>
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,41 +35,91 @@
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-/* As the lowering emits them: constants in the strobe_ticks section. */
-#define TICK_DESC(var, fn, file, l1, c1, l2, c2)                                           \
+/* As the lowering emits them: constants in the strobe_ticks section, each with the
+ * parent the lowering gives it (Note [A descriptor's parent] in lowering/lower.c;
+ * test_parents_are_the_lowerings checks them).  A parent comes before its children. */
+#define TICK_DESC(var, parent, fn, file, l1, c1, l2, c2)                                   \
   static const StrobeTickDesc var                                                          \
       __attribute__((section(STROBE_TICK_SECTION), used, aligned(8))) = {                  \
-          STROBE_TICK_SOURCE_NOTE, l1, c1, l2, c2, 0, fn, file, NULL}
+          STROBE_TICK_SOURCE_NOTE, l1, c1, l2, c2, 0, fn, file, NULL, parent}
 
-TICK_DESC(fact_body, "Main.fact", "Fact.hs", 15, 1, 17, 30); /* (15,1)-(17,30) */
-TICK_DESC(fact_rhs, "Main.fact", "Fact.hs", 15, 10, 15, 25); /* nested in the body */
-TICK_DESC(fact_call, "Main.fact", "Fact.hs", 16, 5, 16, 20); /* its sibling */
-TICK_DESC(fact_body_too, "Main.fact", "Fact.hs", 15, 1, 17, 30); /* the same note again */
-TICK_DESC(go_a, "Main.go", "Go.hs", 3, 7, 3, 7);
-TICK_DESC(go_b, "Main.go", "Go.hs", 4, 7, 4, 12);
-TICK_DESC(level2, "Main.level2", "Crash.hs", 6, 14, 6, 22);
-TICK_DESC(level3, "Main.level3", "Crash.hs", 9, 1, 10, 20);
-TICK_DESC(crash, "Main.crash", "Crash.hs", 12, 3, 12, 20);
-TICK_DESC(ping, "Main.ping", "Loop.hs", 1, 1, 1, 40);
-TICK_DESC(ping_inner, "Main.ping", "Loop.hs", 1, 10, 1, 20); /* nested in ping */
-TICK_DESC(ping_other, "Main.ping", "Loop.hs", 2, 1, 2, 40);  /* not nested in ping */
-TICK_DESC(pong, "Main.pong", "Loop.hs", 5, 1, 5, 40);
-TICK_DESC(f1, "T.f1", "T.hs", 1, 1, 1, 9);
-TICK_DESC(f2, "T.f2", "T.hs", 2, 1, 2, 9);
-TICK_DESC(f3, "T.f3", "T.hs", 3, 1, 3, 9);
-TICK_DESC(f4, "T.f4", "T.hs", 4, 1, 4, 9);
-TICK_DESC(f5, "T.f5", "T.hs", 5, 1, 5, 9);
-TICK_DESC(other_file, "Main.fact", "Other.hs", 15, 12, 15, 20); /* inside fact_rhs's span,
-                                                                 but another file */
+TICK_DESC(fact_body, NULL, "Main.fact", "Fact.hs", 15, 1, 17, 30); /* (15,1)-(17,30) */
+TICK_DESC(fact_rhs, &fact_body, "Main.fact", "Fact.hs", 15, 10, 15, 25); /* nested in it */
+TICK_DESC(fact_call, &fact_body, "Main.fact", "Fact.hs", 16, 5, 16, 20); /* its sibling */
+TICK_DESC(go_a, NULL, "Main.go", "Go.hs", 3, 7, 3, 7);
+TICK_DESC(go_b, NULL, "Main.go", "Go.hs", 4, 7, 4, 12); /* siblings with no parent */
+TICK_DESC(level2, NULL, "Main.level2", "Crash.hs", 6, 14, 6, 22);
+TICK_DESC(level3, NULL, "Main.level3", "Crash.hs", 9, 1, 10, 20);
+TICK_DESC(crash, NULL, "Main.crash", "Crash.hs", 12, 3, 12, 20);
+TICK_DESC(ping, NULL, "Main.ping", "Loop.hs", 1, 1, 1, 40);
+TICK_DESC(ping_inner, &ping, "Main.ping", "Loop.hs", 1, 10, 1, 20); /* nested in ping */
+TICK_DESC(ping_other, NULL, "Main.ping", "Loop.hs", 2, 1, 2, 40);   /* not nested in ping */
+TICK_DESC(pong, NULL, "Main.pong", "Loop.hs", 5, 1, 5, 40);
+TICK_DESC(f1, NULL, "T.f1", "T.hs", 1, 1, 1, 9);
+TICK_DESC(f2, NULL, "T.f2", "T.hs", 2, 1, 2, 9);
+TICK_DESC(f3, NULL, "T.f3", "T.hs", 3, 1, 3, 9);
+TICK_DESC(f4, NULL, "T.f4", "T.hs", 4, 1, 4, 9);
+TICK_DESC(f5, NULL, "T.f5", "T.hs", 5, 1, 5, 9);
+TICK_DESC(other_file, NULL, "Main.fact", "Other.hs", 15, 12, 15, 20); /* inside fact_rhs's
+                                                                       span, another file */
+/* A function with nested spans three deep:
+ *   walk = let { x; y; z } in case { alt1; alt2 = l r }; res */
+TICK_DESC(walk, NULL, "Main.walk", "Walk.hs", 1, 1, 9, 40);
+TICK_DESC(walk_let, &walk, "Main.walk", "Walk.hs", 2, 3, 4, 30);
+TICK_DESC(walk_x, &walk_let, "Main.walk", "Walk.hs", 2, 5, 2, 20);
+TICK_DESC(walk_y, &walk_let, "Main.walk", "Walk.hs", 3, 5, 3, 20);
+TICK_DESC(walk_z, &walk_let, "Main.walk", "Walk.hs", 4, 5, 4, 30);
+TICK_DESC(walk_case, &walk, "Main.walk", "Walk.hs", 5, 3, 8, 30);
+TICK_DESC(walk_alt1, &walk_case, "Main.walk", "Walk.hs", 6, 5, 6, 20);
+TICK_DESC(walk_alt2, &walk_case, "Main.walk", "Walk.hs", 7, 5, 8, 30);
+TICK_DESC(walk_alt2_l, &walk_alt2, "Main.walk", "Walk.hs", 7, 7, 7, 12);
+TICK_DESC(walk_alt2_r, &walk_alt2, "Main.walk", "Walk.hs", 8, 7, 8, 12);
+TICK_DESC(walk_res, &walk, "Main.walk", "Walk.hs", 9, 3, 9, 40);
+/* Another function of the same file, and one of another file. */
+TICK_DESC(step, NULL, "Main.step", "Walk.hs", 11, 1, 13, 20);
+TICK_DESC(step_a, &step, "Main.step", "Walk.hs", 12, 3, 12, 20);
+TICK_DESC(step_b, &step, "Main.step", "Walk.hs", 13, 3, 13, 20);
+TICK_DESC(loop, NULL, "Main.loop", "Loop.hs", 10, 1, 12, 40);
+TICK_DESC(loop_a, &loop, "Main.loop", "Loop.hs", 11, 3, 11, 30);
+TICK_DESC(loop_b, &loop, "Main.loop", "Loop.hs", 12, 3, 12, 30);
+/* The same notes again, in descriptors with strings of their own (their own module's,
+ * or a producer's that does not share strings) and their own parents: the slow paths
+ * count them as the same expressions, by content; the fast paths, which compare
+ * addresses, leave them to the slow paths. */
+static const char other_fact[] = "Main.fact", other_fact_hs[] = "Fact.hs",
+                  other_walk[] = "Main.walk", other_walk_hs[] = "Walk.hs";
+TICK_DESC(fact_body_too, NULL, other_fact, other_fact_hs, 15, 1, 17, 30);
+TICK_DESC(walk_let_too, NULL, other_walk, other_walk_hs, 2, 3, 4, 30);
+TICK_DESC(walk_x_too, &walk_let_too, other_walk, other_walk_hs, 2, 5, 2, 20);
+TICK_DESC(walk_y_too, &walk_let_too, other_walk, other_walk_hs, 3, 5, 3, 20);
 
-static const StrobeTickDesc *const all_descs[] = {
-    &fact_body, &fact_rhs, &fact_call, &fact_body_too, &go_a, &go_b, &level2,
-    &level3, &crash, &ping, &ping_inner, &ping_other, &pong, &f1, &f2, &f3, &f4, &f5,
-    &other_file,
+/* The descriptors of the two "modules": this one's, and the other's. */
+static const StrobeTickDesc *const module_descs[] = {
+    &fact_body, &fact_rhs, &fact_call, &go_a, &go_b, &level2, &level3, &crash, &ping,
+    &ping_inner, &ping_other, &pong, &f1, &f2, &f3, &f4, &f5, &other_file, &walk,
+    &walk_let, &walk_x, &walk_y, &walk_z, &walk_case, &walk_alt1, &walk_alt2,
+    &walk_alt2_l, &walk_alt2_r, &walk_res, &step, &step_a, &step_b, &loop, &loop_a,
+    &loop_b,
 };
-enum { NDESCS = sizeof all_descs / sizeof *all_descs };
+static const StrobeTickDesc *const other_module_descs[] = {
+    &fact_body_too, &walk_let_too, &walk_x_too, &walk_y_too,
+};
+enum {
+  NMODULE = sizeof module_descs / sizeof *module_descs,
+  NOTHER = sizeof other_module_descs / sizeof *other_module_descs,
+  NDESCS = NMODULE + NOTHER, /* all of the section */
+};
 
 /* ---- driving the stack ------------------------------------------------------------ */
+
+/* Which intrinsics TICK, POP and RET call: the fast paths (which call the slow ones
+ * when they must), or the slow paths only. */
+typedef enum Paths { FAST, SLOW } Paths;
+static const Paths fast_paths = FAST, slow_paths = SLOW;
+static Paths paths;
+
+/* The differential test's step (test_fast_paths_agree_with_slow_paths), or -1. */
+static long diff_step = -1;
 
 /* Releases the calling thread's stack and sets the options (STROBE_OPTIONS syntax) that
  * the next tick starts a new one with. */
@@ -77,8 +131,10 @@ static void fresh(const char *text) {
   strobe_dynstack_release();
 }
 
+/* *state: which Paths (RULE_TEST), or NULL for the fast paths. */
 static int setup(void **state) {
-  (void)state;
+  paths = *state ? *(const Paths *)*state : FAST;
+  diff_step = -1;
   fresh(NULL);
   return 0;
 }
@@ -90,6 +146,9 @@ static int teardown(void **state) {
 }
 
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define RULE_TEST(f)                                                                     \
+  {#f " (fast paths)", f, setup, teardown, (void *)&fast_paths},                         \
+      {#f " (slow paths)", f, setup, teardown, (void *)&slow_paths}
 
 static const StrobeThreadStack *cur(void) {
   const StrobeThreadStack *s = strobe_dynstack_current();
@@ -97,38 +156,85 @@ static const StrobeThreadStack *cur(void) {
   return s;
 }
 
-/* The cache equals the stack, the watermarks never decrease from the top down, and the
- * top is not marked tail (it is running). */
-static void check_invariants(int line) {
-  const StrobeDynStackCache *c = &strobe_dynstack_cache;
-  const StrobeThreadStack *s = strobe_dynstack_current();
-  if (!s) {
-    if (c->top_wm != UINTPTR_MAX || c->top_desc || c->top || c->stack)
-      fail_msg("line %d: no stack, but the cache is not empty", line);
-    return;
-  }
-  if (c->stack != s) fail_msg("line %d: cache.stack is not the stack", line);
-  if (s->depth > s->capacity) fail_msg("line %d: depth %u > capacity", line, s->depth);
-  if (s->depth > 0) {
-    const StrobeEntry *e = strobe_dynstack_at(s, 0);
-    if (c->top_wm != e->wm || c->top_desc != e->desc || c->top != e)
-      fail_msg("line %d: the cache is not the top entry", line);
-    if (e->flags & STROBE_ENTRY_TAIL) fail_msg("line %d: the top entry is tail", line);
-  } else {
-    uintptr_t wm = s->dropped ? s->dropped_wm : UINTPTR_MAX;
-    if (c->top_wm != wm || c->top_desc || c->top)
-      fail_msg("line %d: empty stack, but the cache says wm %#lx desc %p", line,
-               (unsigned long)c->top_wm, (const void *)c->top_desc);
-  }
-  for (uint32_t i = 1; i < s->depth; i++)
-    if (strobe_dynstack_at(s, i)->wm < strobe_dynstack_at(s, i - 1)->wm)
-      fail_msg("line %d: entry %u is deeper than the one above it", line, i);
+static uint32_t depth(void) { return strobe_dynstack_depth(cur()); }
+
+__attribute__((format(printf, 2, 3))) static void broken(int line, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (diff_step >= 0) fail_msg("line %d, step %ld: %s", line, diff_step, msg);
+  fail_msg("line %d: %s", line, msg);
 }
 
-/* Every operation goes through the fast path, and checks the invariants after. */
-#define TICK(d, sp) (strobe_tick_fast(&(d), (sp)), check_invariants(__LINE__))
-#define POP(sp) (strobe_pop_fast(sp), check_invariants(__LINE__))
-#define RET(sp) (strobe_ret_fast(sp), check_invariants(__LINE__))
+/* The contract's invariants (Note [The entries and their sentinels]): the head and the
+ * stack agree, the sentinels hold their watermarks and nothing else was written to
+ * them, the top is in [base, limit), the watermarks never decrease from the top down
+ * (to the base sentinel: the fast pop relies on it), and the top entry is not marked
+ * tail (it is running). */
+static void check_invariants(int line) {
+  const StrobeDynStackHead *h = &strobe_dynstack_head;
+  const StrobeThreadStack *s = strobe_dynstack_current();
+  const StrobeEntry *empty = &strobe_dynstack_empty;
+  if (empty->wm != UINTPTR_MAX || empty->desc != &strobe_dynstack_no_desc ||
+      empty->repeats || strobe_dynstack_no_desc.kind || strobe_dynstack_no_desc.parent)
+    broken(line, "strobe_dynstack_empty or strobe_dynstack_no_desc changed");
+  if (!s) {
+    if (h->top != empty || h->base != empty || h->limit || h->stack)
+      broken(line, "no stack, but the head is not the empty one");
+    return;
+  }
+  if (h->stack != s || s->head != h) broken(line, "head and stack disagree");
+  if (h->base != s->entries - 1) broken(line, "base is not entries - 1");
+  if (h->limit != s->entries + s->capacity) broken(line, "limit is not entries + capacity");
+  if (h->top < h->base || h->top >= h->limit)
+    broken(line, "top is entries[%td], outside [base, limit)", h->top - s->entries);
+  if (s->busy) broken(line, "busy outside a slow path");
+  const StrobeEntry *base = &s->entries[-1], *below = &s->entries[-2];
+  uintptr_t base_wm = s->dropped ? s->dropped_wm : UINTPTR_MAX;
+  if (base->wm != base_wm)
+    broken(line, "the base sentinel's wm is %#lx, expected %#lx (dropped %lu)",
+           (unsigned long)base->wm, (unsigned long)base_wm, (unsigned long)s->dropped);
+  if (below->wm != UINTPTR_MAX) broken(line, "entries[-2].wm is not UINTPTR_MAX");
+  for (const StrobeEntry *e = below; e <= base; e++)
+    if (e->desc != &strobe_dynstack_no_desc || e->repeats || e->flags || e->elided)
+      broken(line, "sentinel entries[%td] was written", e - s->entries);
+  uint32_t n = strobe_dynstack_depth(s);
+  if (n > 0) {
+    const StrobeEntry *t = strobe_dynstack_at(s, 0);
+    if (t != h->top) broken(line, "strobe_dynstack_at(s, 0) is not the top");
+    if (t->flags & STROBE_ENTRY_TAIL) broken(line, "the top entry is tail");
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const StrobeEntry *e = strobe_dynstack_at(s, i);
+    if (!e->desc || e->desc->kind == 0) broken(line, "entry %u has no descriptor", i);
+    uintptr_t below_wm = i + 1 < n ? strobe_dynstack_at(s, i + 1)->wm : base->wm;
+    if (below_wm < e->wm)
+      broken(line, "entry %u (wm %#lx) is deeper than the one above it (wm %#lx)", i + 1,
+             (unsigned long)below_wm, (unsigned long)e->wm);
+  }
+}
+
+static void tick(const StrobeTickDesc *d, uintptr_t sp) {
+  if (paths == SLOW) strobe_tick(d, sp);
+  else strobe_tick_fast(d, sp);
+}
+
+static void pop(uintptr_t sp) {
+  if (paths == SLOW) strobe_pop(sp);
+  else strobe_pop_fast(sp);
+}
+
+static void ret(uintptr_t sp) {
+  if (paths == SLOW) strobe_ret(sp);
+  else strobe_ret_fast(sp);
+}
+
+/* Every operation checks the invariants after. */
+#define TICK(d, sp) (tick(&(d), (sp)), check_invariants(__LINE__))
+#define POP(sp) (pop(sp), check_invariants(__LINE__))
+#define RET(sp) (ret(sp), check_invariants(__LINE__))
 
 typedef struct Want {
   const StrobeTickDesc *desc;
@@ -142,7 +248,8 @@ typedef struct Want {
 static void expect_stack(int line, const Want *want, size_t n) {
   check_invariants(line);
   const StrobeThreadStack *s = cur();
-  if (s->depth != n) fail_msg("line %d: depth %u, expected %zu", line, s->depth, n);
+  uint32_t depth = strobe_dynstack_depth(s);
+  if (depth != n) fail_msg("line %d: depth %u, expected %zu", line, depth, n);
   for (size_t i = 0; i < n; i++) {
     const StrobeEntry *e = strobe_dynstack_at(s, (uint32_t)i);
     const Want *w = &want[i];
@@ -174,6 +281,29 @@ static StrobeStats thread_stats(void) {
   return st;
 }
 
+/* The slow paths' counters, to tell what the fast paths did inline: slow_calls() after
+ * an operation equals it before iff nothing reached a slow path. */
+typedef struct SlowCalls {
+  uint64_t ticks, pops, rets;
+} SlowCalls;
+
+static SlowCalls slow_calls(void) {
+  const StrobeThreadStack *s = strobe_dynstack_current();
+  if (!s) return (SlowCalls){0};
+  return (SlowCalls){s->counters.slow_ticks, s->counters.slow_pops, s->counters.slow_rets};
+}
+
+#define EXPECT_SLOW_CALLS(before, t, p, r)                                               \
+  do {                                                                                   \
+    SlowCalls now_ = slow_calls();                                                       \
+    if (now_.ticks - (before).ticks != (t) || now_.pops - (before).pops != (p) ||        \
+        now_.rets - (before).rets != (r))                                                \
+      fail_msg("line %d: slow ticks, pops, rets +%lu +%lu +%lu, expected +%d +%d +%d",   \
+               __LINE__, (unsigned long)(now_.ticks - (before).ticks),                   \
+               (unsigned long)(now_.pops - (before).pops),                               \
+               (unsigned long)(now_.rets - (before).rets), (t), (p), (r));               \
+  } while (0)
+
 /* What strobe_dynstack_dump(fd) writes, in a static buffer. */
 static const char *dump_text(uintptr_t sp, int *n) {
   static char buf[8192];
@@ -187,28 +317,68 @@ static const char *dump_text(uintptr_t sp, int *n) {
   return buf;
 }
 
+/* ---- the fixtures ----------------------------------------------------------------- */
+
+static bool before_or_at(uint32_t l1, uint32_t c1, uint32_t l2, uint32_t c2) {
+  return l1 < l2 || (l1 == l2 && c1 <= c2);
+}
+
+static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
+  bool same = a->line1 == b->line1 && a->col1 == b->col1 && a->line2 == b->line2 &&
+              a->col2 == b->col2;
+  return !same && before_or_at(a->line1, a->col1, b->line1, b->col1) &&
+         before_or_at(b->line2, b->col2, a->line2, a->col2);
+}
+
+/* Each module's parents are those the lowering's set_parents gives: the smallest span
+ * of the same function and file that strictly contains the descriptor's. */
+static void check_parents(const StrobeTickDesc *const *descs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const StrobeTickDesc *d = descs[i], *parent = NULL;
+    for (size_t j = 0; j < n; j++) {
+      const StrobeTickDesc *e = descs[j];
+      if (strcmp(e->function, d->function) || strcmp(e->file, d->file) || !encloses(e, d))
+        continue;
+      if (!parent || encloses(parent, e)) parent = e;
+    }
+    if (d->parent != parent)
+      fail_msg("%s %u:%u: parent %p, the lowering would give %p", d->function, d->line1,
+               d->col1, (const void *)d->parent, (const void *)parent);
+  }
+}
+
+static void test_parents_are_the_lowerings(void **state) {
+  (void)state;
+  check_parents(module_descs, NMODULE);
+  check_parents(other_module_descs, NOTHER);
+  assert_ptr_equal(walk_alt2_l.parent, &walk_alt2); /* and the tree is three deep */
+  assert_ptr_equal(walk_alt2.parent->parent, &walk);
+}
+
 /* ---- the empty stack -------------------------------------------------------------- */
 
-static void test_empty_stack_fast_paths_fall_through(void **state) {
+static void test_empty_stack(void **state) {
   (void)state;
-  /* before a thread's first tick: the cache's initial value, no stack */
+  /* before a thread's first tick: the empty head, no stack */
   check_invariants(__LINE__);
-  assert_int_equal(strobe_dynstack_cache.top_wm, UINTPTR_MAX);
+  assert_ptr_equal(strobe_dynstack_head.top, &strobe_dynstack_empty);
+  assert_null(strobe_dynstack_head.limit);
   POP(0x1000);
-  RET(UINTPTR_MAX - 1);
+  RET(UINTPTR_MAX - 7);
   strobe_pop(0x1000); /* the slow paths too: nothing to pop, nothing to start */
   strobe_ret(0x1000);
   assert_null(strobe_dynstack_current());
 
-  /* emptied by pops: the checks are not taken again */
+  /* emptied by a ret: top is the base again */
   TICK(fact_body, 0x1000);
   RET(0x1000);
   EXPECT_EMPTY();
-  StrobeStats before = thread_stats();
+  assert_ptr_equal(strobe_dynstack_head.top, strobe_dynstack_head.base);
   POP(0x2000);
   RET(0x2000);
-  StrobeStats after = thread_stats();
-  assert_int_equal(after.slow_calls, before.slow_calls);
+  EXPECT_EMPTY();
+  TICK(fact_body, 0x3000);
+  EXPECT(E(fact_body, 0x3000));
 }
 
 static void test_first_tick_pushes(void **state) {
@@ -220,6 +390,8 @@ static void test_first_tick_pushes(void **state) {
   assert_int_equal(s->tail_limit, 4);
   assert_int_equal(s->tid, (uint64_t)gettid());
   assert_int_equal(s->busy, 0);
+  assert_int_equal(s->dropped, 0);
+  assert_ptr_equal(s->entries, strobe_dynstack_head.top); /* the oldest is the newest */
   strobe_tick(NULL, 0x800); /* a NULL descriptor is ignored */
   EXPECT(E(fact_body, 0x1000));
 }
@@ -236,40 +408,73 @@ static void test_tick_pops_stale_entries_first(void **state) {
   EXPECT(E(go_b, 0xf80), E(fact_body, 0x1000));
   TICK(crash, 0x2000); /* above everything */
   EXPECT(E(crash, 0x2000));
+  /* the stale top was the parent: it is popped, not pushed on */
+  TICK(walk_let, 0x1000);
+  TICK(walk_x, 0x0f00);
+  TICK(walk_y, 0x0f80); /* walk_x is stale: not a sibling replaced in place */
+  EXPECT(E(walk_y, 0xf80), E(walk_let, 0x1000), E(crash, 0x2000));
 }
 
 static void test_tick_repeat(void **state) {
   (void)state;
   TICK(ping, 0x1000);
-  TICK(ping, 0x1000); /* the inline fast path counts it */
+  TICK(ping, 0x1000);
   TICK(ping, 0x1000);
   EXPECT(R(ping, 0x1000, 2));
-  assert_int_equal(cur()->counters.slow_repeats, 0);
   strobe_tick(&ping, 0x1000); /* the slow path, called anyway, counts the same */
   EXPECT(R(ping, 0x1000, 3));
-  assert_int_equal(cur()->counters.slow_repeats, 1);
   /* a stale entry above does not hide it: pop it, then count */
   TICK(go_a, 0x0f00);
   TICK(ping, 0x1000);
   EXPECT(R(ping, 0x1000, 4));
+  /* a nested expression repeats on its own */
+  TICK(ping_inner, 0x1000);
+  TICK(ping_inner, 0x1000);
+  EXPECT(R(ping_inner, 0x1000, 1), R(ping, 0x1000, 4));
 }
 
 static void test_tick_repeat_same_note_other_descriptor(void **state) {
   (void)state;
   TICK(fact_body, 0x1000);
-  TICK(fact_body_too, 0x1000); /* the same source note, emitted twice */
+  TICK(fact_body_too, 0x1000); /* the same source note, from another module */
   EXPECT(R(fact_body, 0x1000, 1));
+  /* a sibling whose parent is the other module's copy of the top's parent */
+  TICK(walk_let, 0x0f00);
+  TICK(walk_x, 0x0f00);
+  TICK(walk_y_too, 0x0f00);
+  EXPECT(E(walk_y_too, 0xf00), E(walk_let, 0xf00), R(fact_body, 0x1000, 1));
+  TICK(walk_y, 0x0f00); /* the same note as the top's */
+  EXPECT(R(walk_y_too, 0xf00, 1), E(walk_let, 0xf00), R(fact_body, 0x1000, 1));
 }
 
 static void test_tick_nested_push(void **state) {
   (void)state;
   TICK(fact_body, 0x1000);
-  TICK(fact_rhs, 0x1000); /* inside fact_body's span */
+  TICK(fact_rhs, 0x1000); /* inside fact_body's span: its parent */
   EXPECT(E(fact_rhs, 0x1000), E(fact_body, 0x1000));
   /* a span inside fact_rhs's, but of another file, is nested in neither: a sibling of
    * both (same function) */
   TICK(other_file, 0x1000);
   EXPECT(E(other_file, 0x1000));
+
+  /* three deep, each on its parent */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_case, 0x1000);
+  TICK(walk_alt2, 0x1000);
+  TICK(walk_alt2_r, 0x1000);
+  EXPECT(E(walk_alt2_r, 0x1000), E(walk_alt2, 0x1000), E(walk_case, 0x1000),
+         E(walk, 0x1000));
+  /* nested in an entry that is not its parent (a grandparent) */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_x, 0x1000);
+  EXPECT(E(walk_x, 0x1000), E(walk, 0x1000));
+  /* nested in another module's copy of its parent */
+  fresh(NULL);
+  TICK(walk_let_too, 0x1000);
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), E(walk_let_too, 0x1000));
 }
 
 static void test_tick_sibling_replaces(void **state) {
@@ -287,6 +492,38 @@ static void test_tick_sibling_replaces(void **state) {
   TICK(fact_rhs, 0x1000);
   TICK(fact_body, 0x1000);
   EXPECT(E(fact_body, 0x1000));
+
+  /* siblings under a common parent; the repeats go with the one replaced */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_let, 0x1000);
+  TICK(walk_x, 0x1000);
+  TICK(walk_x, 0x1000);
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), E(walk_let, 0x1000), E(walk, 0x1000));
+  TICK(walk_z, 0x1000);
+  EXPECT(E(walk_z, 0x1000), E(walk_let, 0x1000), E(walk, 0x1000));
+  /* a sibling of the parent: the nested one and the parent finished */
+  TICK(walk_res, 0x1000);
+  EXPECT(E(walk_res, 0x1000), E(walk, 0x1000));
+  /* a sibling whose parent is not on the stack: only the top's frame below */
+  fresh(NULL);
+  TICK(level2, 0x1100);
+  TICK(walk_x, 0x1000);
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), E(level2, 0x1100));
+  /* a sibling whose grandparent is the entry below: pushed on it */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_x, 0x1000);
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), E(walk, 0x1000));
+  /* a sibling of a tail call: the function below keeps its tail entry */
+  fresh(NULL);
+  TICK(step, 0x1000);
+  TICK(walk_x, 0x1000);
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), T(step, 0x1000));
 }
 
 static void test_tick_tail_call_marks_tail(void **state) {
@@ -300,6 +537,14 @@ static void test_tick_tail_call_marks_tail(void **state) {
                                         "#1 Main.level3 at Crash.hs:(9,1)-(10,20) (tail)\n"
                                         "#2 Main.level2 at Crash.hs:6:14-22\n");
   assert_int_equal(n, 3);
+  /* from a nested expression: the nested one is marked, its parent stays below */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_res, 0x1000);
+  TICK(step_a, 0x1000);
+  EXPECT(E(step_a, 0x1000), T(walk_res, 0x1000), E(walk, 0x1000));
+  TICK(step_b, 0x1000); /* and the callee's siblings replace each other above it */
+  EXPECT(E(step_b, 0x1000), T(walk_res, 0x1000), E(walk, 0x1000));
 }
 
 static void test_tick_tail_cycle_truncates(void **state) {
@@ -311,9 +556,9 @@ static void test_tick_tail_cycle_truncates(void **state) {
   EXPECT(R(ping, 0x1000, 1));
   /* however long the loop, the stack stays two entries */
   for (int i = 0; i < 1000000; i++) {
-    strobe_tick_fast(&pong, 0x1000);
-    strobe_tick_fast(&ping, 0x1000);
-    if (cur()->depth > 2) fail_msg("iteration %d: depth %u", i, cur()->depth);
+    tick(&pong, 0x1000);
+    tick(&ping, 0x1000);
+    if (depth() > 2) fail_msg("iteration %d: depth %u", i, depth());
   }
   EXPECT(R(ping, 0x1000, 1000001));
 
@@ -370,6 +615,12 @@ static void test_tick_tail_limit(void **state) {
   EXPECT({&crash, 0x1000, 0, false, 1});
   assert_string_equal(dump_text(0, &n), "#0 Main.crash at Crash.hs:12:3-20\n"
                                         "   ... 1 tail call elided\n");
+  /* a nested expression pushed on it keeps the count below it where it is */
+  fresh("tail_limit=0");
+  TICK(level3, 0x1000);
+  TICK(walk, 0x1000);
+  TICK(walk_let, 0x1000);
+  EXPECT(E(walk_let, 0x1000), {&walk, 0x1000, 0, false, 1});
 }
 
 /* ---- pop and ret ------------------------------------------------------------------ */
@@ -391,6 +642,14 @@ static void test_pop(void **state) {
   EXPECT(E(level2, 0x1000));
   POP(0x9000);
   EXPECT_EMPTY();
+  /* several entries of one frame go together */
+  TICK(walk, 0x1000);
+  TICK(walk_let, 0x1000);
+  TICK(walk_case, 0x0f00);
+  TICK(walk_alt1, 0x0f00);
+  EXPECT(E(walk_alt1, 0xf00), E(walk_case, 0xf00), E(walk_let, 0x1000), E(walk, 0x1000));
+  POP(0x1000);
+  EXPECT(E(walk_let, 0x1000), E(walk, 0x1000));
 }
 
 static void test_ret_is_inclusive(void **state) {
@@ -402,14 +661,13 @@ static void test_ret_is_inclusive(void **state) {
   EXPECT(E(level2, 0x1000));
   RET(0x1000);
   EXPECT_EMPTY();
-  assert_int_equal(cur()->counters.pops, 3);
 }
 
-/* ---- a full stack ----------------------------------------------------------------- */
+/* ---- a full array ----------------------------------------------------------------- */
 
 static void test_full_stack_drops_oldest(void **state) {
   (void)state;
-  fresh("capacity=4");
+  fresh("capacity=4"); /* a quarter of 4: one at a time */
   const StrobeTickDesc *d[] = {&f1, &f2, &f3, &f4, &f5, &crash};
   for (int i = 0; i < 6; i++) TICK(*d[i], 0x1000 - 0x100 * (uintptr_t)i); /* recursion */
   EXPECT(E(crash, 0xb00), E(f5, 0xc00), E(f4, 0xd00), E(f3, 0xe00));
@@ -425,32 +683,90 @@ static void test_full_stack_drops_oldest(void **state) {
                                         "... 2 older entries dropped\n");
   assert_int_equal(n, 4);
 
-  /* the live entries go; the dropped ones may still be live: the cache keeps the
-   * oldest one's watermark, so that a pop above it reaches the slow path */
+  /* the live entries go; the dropped ones may still be live: the base sentinel keeps
+   * the oldest one's watermark, so that a pop above it reaches the slow path */
   RET(0x0e00);
   EXPECT_EMPTY();
   assert_int_equal(s->dropped, 2);
-  assert_int_equal(strobe_dynstack_cache.top_wm, 0x1000);
+  assert_int_equal(s->entries[-1].wm, 0x1000);
   assert_string_equal(dump_text(0, &n), "... 2 older entries dropped\n");
   assert_int_equal(n, 0);
   TICK(go_a, 0x0f00); /* pushes below them */
   EXPECT(E(go_a, 0xf00));
   assert_int_equal(s->dropped, 2);
+  POP(0x1000); /* not above them */
+  EXPECT_EMPTY();
+  assert_int_equal(s->dropped, 2);
   POP(0x1001); /* everything, the dropped ones too, is finished */
   EXPECT_EMPTY();
   assert_int_equal(s->dropped, 0);
-  assert_int_equal(strobe_dynstack_cache.top_wm, UINTPTR_MAX);
+  assert_int_equal(s->entries[-1].wm, UINTPTR_MAX);
   assert_string_equal(dump_text(0, &n), "");
 
-  /* round and round the ring */
+  /* on and on: the newest stay, in place */
   for (uintptr_t i = 0; i < 1000; i++) TICK(*d[i % 6], 0x100000 - 16 * i);
-  assert_int_equal(s->depth, 4);
+  assert_int_equal(depth(), 4);
   assert_int_equal(s->dropped, 996);
+  assert_int_equal(s->dropped_wm, 0x100000);
   for (uintptr_t i = 0; i < 4; i++) {
     const StrobeEntry *e = strobe_dynstack_at(s, (uint32_t)i);
     assert_int_equal(e->wm, 0x100000 - 16 * (999 - i));
     assert_ptr_equal(e->desc, d[(999 - i) % 6]);
   }
+  RET(0x100000); /* inclusive: the dropped ones too */
+  EXPECT_EMPTY();
+  assert_int_equal(s->dropped, 0);
+}
+
+/* A full array drops its oldest quarter at once; the dropped ones count until a pop
+ * shows them stale. */
+static void test_full_stack_drops_a_quarter(void **state) {
+  (void)state;
+  fresh("capacity=8");
+  for (uintptr_t i = 0; i < 8; i++) TICK(walk, 0x1000 - 16 * i);
+  assert_int_equal(depth(), 8);
+  assert_int_equal(cur()->dropped, 0);
+  TICK(walk_let, 0x0f00); /* the ninth: 8/4 = 2 go, the oldest */
+  const StrobeThreadStack *s = cur();
+  EXPECT(E(walk_let, 0xf00), E(walk, 0xf90), E(walk, 0xfa0), E(walk, 0xfb0),
+         E(walk, 0xfc0), E(walk, 0xfd0), E(walk, 0xfe0));
+  assert_int_equal(s->dropped, 2);
+  assert_int_equal(s->dropped_wm, 0x1000);
+  assert_int_equal(s->counters.drops, 2);
+  assert_int_equal(s->entries[0].wm, 0xfe0); /* moved down */
+  TICK(walk_x, 0x0f00); /* nested: the eighth */
+  assert_int_equal(depth(), 8);
+  TICK(walk_y, 0x0f00); /* a sibling replaces the top: nothing to drop */
+  assert_int_equal(depth(), 8);
+  assert_int_equal(s->dropped, 2);
+  TICK(walk_alt2_l, 0x0e00); /* full again: 2 more, the oldest still 0x1000 */
+  EXPECT(E(walk_alt2_l, 0xe00), E(walk_y, 0xf00), E(walk_let, 0xf00), E(walk, 0xf90),
+         E(walk, 0xfa0), E(walk, 0xfb0), E(walk, 0xfc0));
+  assert_int_equal(s->dropped, 4);
+  assert_int_equal(s->dropped_wm, 0x1000);
+  assert_int_equal(s->counters.drops, 4);
+  int n;
+  assert_string_equal(dump_text(0xfc0, &n), "#0 Main.walk at Walk.hs:(1,1)-(9,40)\n"
+                                            "... 4 older entries dropped\n");
+  assert_int_equal(n, 1);
+
+  /* a pop that leaves the dropped ones alone empties the array only */
+  POP(0x0ff0);
+  EXPECT_EMPTY();
+  assert_int_equal(s->dropped, 4);
+  RET(0x0ff8);
+  assert_int_equal(s->dropped, 4);
+  /* one above their watermark forgets them */
+  RET(0x1000);
+  EXPECT_EMPTY();
+  assert_int_equal(s->dropped, 0);
+  assert_int_equal(s->counters.drops, 4); /* the count stays */
+
+  /* capacity 3: a quarter rounds down to none, at least one goes */
+  fresh("capacity=3");
+  for (uintptr_t i = 0; i < 5; i++) TICK(walk, 0x1000 - 16 * i);
+  EXPECT(E(walk, 0xfc0), E(walk, 0xfd0), E(walk, 0xfe0));
+  assert_int_equal(cur()->dropped, 2);
 }
 
 static void test_capacity_zero_drops_everything(void **state) {
@@ -460,54 +776,582 @@ static void test_capacity_zero_drops_everything(void **state) {
   TICK(fact_rhs, 0x1000);
   EXPECT_EMPTY();
   assert_int_equal(cur()->dropped, 2);
+  assert_int_equal(cur()->dropped_wm, 0x1000);
   int n;
   assert_string_equal(dump_text(0, &n), "... 2 older entries dropped\n");
+  POP(0x1000);
+  assert_int_equal(cur()->dropped, 2);
   POP(0x2000);
+  assert_int_equal(cur()->dropped, 0);
+  TICK(fact_body, 0x3000);
+  assert_int_equal(cur()->dropped, 1);
+  assert_int_equal(cur()->dropped_wm, 0x3000);
+}
+
+/* ---- what the fast paths do inline ------------------------------------------------ */
+
+/* A deeper Sp pushes, the top entry again counts a repeat: no slow path. */
+static void test_inline_push_and_repeat(void **state) {
+  (void)state;
+  TICK(fact_body, 0x1000); /* the first tick starts the stack: slow */
+  SlowCalls before = slow_calls();
+  assert_int_equal(before.ticks, 1);
+  TICK(level3, 0x0f00);
+  TICK(crash, 0x0e00);
+  TICK(crash, 0x0e00);
+  TICK(crash, 0x0e00);
+  EXPECT(R(crash, 0xe00, 2), E(level3, 0xf00), E(fact_body, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* onto an emptied stack: the base sentinel is above any Sp */
+  RET(0x1000);
+  TICK(go_a, 0x2000);
+  EXPECT(E(go_a, 0x2000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* the same expression from another module's descriptor: slow, and a repeat */
+  TICK(fact_body, 0x1f00);
+  TICK(fact_body_too, 0x1f00);
+  EXPECT(R(fact_body, 0x1f00, 1), E(go_a, 0x2000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+}
+
+/* A pop or ret walks down over every stale entry, as many as there are, and stops at
+ * the first live one or at the base: no slow path. */
+static void test_inline_pop_and_ret_many(void **state) {
+  (void)state;
+  TICK(level2, 0x1000);
+  TICK(walk, 0x0f00);
+  TICK(walk_let, 0x0f00);
+  TICK(walk_x, 0x0f00);
+  TICK(crash, 0x0e00);
+  TICK(crash, 0x0e00);
+  SlowCalls before = slow_calls();
+  RET(0x0df8); /* nothing */
+  POP(0x0e00); /* nothing */
+  EXPECT(R(crash, 0xe00, 1), E(walk_x, 0xf00), E(walk_let, 0xf00), E(walk, 0xf00),
+         E(level2, 0x1000));
+  RET(0x0f00); /* four entries, two frames */
+  EXPECT(E(level2, 0x1000));
+  TICK(walk, 0x0f00);
+  TICK(walk_case, 0x0e00);
+  POP(0x0e08); /* one */
+  EXPECT(E(walk, 0xf00), E(level2, 0x1000));
+  POP(0x2000); /* to the base */
+  EXPECT_EMPTY();
+  POP(0x3000); /* the empty stack: nothing */
+  RET(0x3000);
+  EXPECT_EMPTY();
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+}
+
+/* Rule 2b inline: the top is the descriptor's parent. */
+static void test_inline_nested_push(void **state) {
+  (void)state;
+  TICK(walk, 0x1000);
+  SlowCalls before = slow_calls();
+  TICK(walk_case, 0x1000);
+  TICK(walk_alt2, 0x1000);
+  TICK(walk_alt2, 0x1000);
+  TICK(walk_alt2_l, 0x1000);
+  EXPECT(E(walk_alt2_l, 0x1000), R(walk_alt2, 0x1000, 1), E(walk_case, 0x1000),
+         E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* the top is not the parent: slow, and still right */
+  TICK(walk_alt1, 0x1000);
+  EXPECT(E(walk_alt1, 0x1000), E(walk_case, 0x1000), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  /* nested in a deeper frame's top */
+  before = slow_calls();
+  TICK(walk_let, 0x0f00);
+  TICK(walk_y, 0x0f00);
+  EXPECT(E(walk_y, 0xf00), E(walk_let, 0xf00), E(walk_alt1, 0x1000), E(walk_case, 0x1000),
+         E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+}
+
+/* Rule 2c inline: the top is a sibling under the same parent, and the entry below it is
+ * that parent or at another depth: the top is replaced in place. */
+static void test_inline_sibling_replaces(void **state) {
+  (void)state;
+  TICK(walk, 0x1000);
+  SlowCalls before = slow_calls();
+  TICK(walk_let, 0x1000);
+  TICK(walk_x, 0x1000);
+  TICK(walk_x, 0x1000);
+  StrobeEntry *top = strobe_dynstack_head.top;
+  TICK(walk_y, 0x1000);
+  assert_ptr_equal(strobe_dynstack_head.top, top); /* in place */
+  TICK(walk_z, 0x1000);
+  EXPECT(E(walk_z, 0x1000), E(walk_let, 0x1000), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+
+  /* the entry below at another depth */
+  fresh(NULL);
+  TICK(level2, 0x1100);
+  before = slow_calls();
+  TICK(walk_x, 0x1000);
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), E(level2, 0x1100));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* the base sentinel below */
+  fresh(NULL);
+  TICK(walk_x, 0x1000);
+  before = slow_calls();
+  TICK(walk_y, 0x1000);
+  TICK(walk_z, 0x1000);
+  EXPECT(E(walk_z, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+
+  /* no parent: a sibling at the top level of its function (the same name: the same
+   * string in a module), or the expression that encloses the top coming back */
+  fresh(NULL);
+  TICK(level2, 0x1100);
+  TICK(go_a, 0x1000);
+  before = slow_calls();
+  TICK(go_b, 0x1000);
+  EXPECT(E(go_b, 0x1000), E(level2, 0x1100));
+  TICK(fact_rhs, 0x0f00);
+  TICK(fact_body, 0x0f00);
+  EXPECT(E(fact_body, 0xf00), E(go_b, 0x1000), E(level2, 0x1100));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* the same name in a string of its own: slow (here the same note: a repeat) */
+  TICK(fact_body_too, 0x0f00);
+  EXPECT(R(fact_body, 0xf00, 1), E(go_b, 0x1000), E(level2, 0x1100));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+
+  /* not inline, and still right: the entry below at the same depth is not the parent:
+   * a grandparent, */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_x, 0x1000);
+  before = slow_calls();
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  /* a tail call's entry, */
+  fresh(NULL);
+  TICK(step, 0x1000);
+  TICK(walk_x, 0x1000);
+  before = slow_calls();
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), T(step, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  /* the base sentinel of entries dropped at this depth */
+  fresh("capacity=1");
+  TICK(step, 0x1000);
+  TICK(walk_x, 0x1000); /* a tail call: step is dropped */
+  EXPECT(E(walk_x, 0x1000));
+  assert_int_equal(cur()->dropped, 1);
+  assert_int_equal(cur()->dropped_wm, 0x1000);
+  before = slow_calls();
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  assert_int_equal(cur()->dropped, 1);
+}
+
+/* A full array: a push reaches the slow path, which drops; the pops that would go
+ * below the base reach it too, and forget the dropped entries. */
+static void test_inline_stops_at_a_full_array(void **state) {
+  (void)state;
+  fresh("capacity=4");
+  TICK(walk, 0x1000);
+  SlowCalls before = slow_calls();
+  TICK(walk_let, 0x1000); /* 2b */
+  TICK(walk_x, 0x0ff0);   /* 3 */
+  TICK(walk_case, 0x0fe0);
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  TICK(walk_alt1, 0x0fe0); /* 2b, full */
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  EXPECT(E(walk_alt1, 0xfe0), E(walk_case, 0xfe0), E(walk_x, 0xff0), E(walk_let, 0x1000));
+  TICK(walk_alt2, 0x0fe0); /* 2c on a full array: nothing pushed, inline */
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  TICK(crash, 0x0f00); /* 3, full */
+  EXPECT_SLOW_CALLS(before, 2, 0, 0);
+  EXPECT(E(crash, 0xf00), E(walk_alt2, 0xfe0), E(walk_case, 0xfe0), E(walk_x, 0xff0));
+  assert_int_equal(cur()->dropped, 2);
+  RET(0x0fe0); /* down to walk_x: inline */
+  EXPECT_SLOW_CALLS(before, 2, 0, 0);
+  POP(0x1000); /* to the base, whose wm 0x1000 is not stale: inline */
+  EXPECT_EMPTY();
+  EXPECT_SLOW_CALLS(before, 2, 0, 0);
+  POP(0x1008); /* below the base: slow */
+  EXPECT_SLOW_CALLS(before, 2, 1, 0);
   assert_int_equal(cur()->dropped, 0);
 }
 
-/* ---- the cache, under any sequence ------------------------------------------------ */
-
-/* Runs n pseudo-random ticks, pops and rets over five depths, checking the invariants
- * after each and the depth against bound; returns the thread's statistics. */
-static StrobeStats run_random(const char *options, int n, uint32_t bound) {
-  fresh(options);
-  static const uintptr_t sps[] = {0x1000, 0x0ff0, 0x0fe0, 0x0fd0, 0x0fc0};
-  uint64_t x = 88172645463325252u, ticks = 0;
-  for (int i = 0; i < n; i++) {
-    x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
-    uintptr_t sp = sps[(x >> 8) % 5];
-    switch (x % 10) {
-    case 0: case 1: strobe_pop_fast(sp); break;
-    case 2: case 3: strobe_ret_fast(sp); break;
-    default:
-      strobe_tick_fast(all_descs[(x >> 16) % NDESCS], sp);
-      ticks++;
-    }
-    check_invariants(__LINE__);
-    const StrobeThreadStack *s = strobe_dynstack_current(); /* NULL before a tick */
-    if (s && s->depth > bound) fail_msg("step %d: depth %u > %u", i, s->depth, bound);
-  }
+/* `ticks` counts the fast paths' ticks, inline, whatever they then do; the slow paths
+ * count only their own calls. */
+static void test_ticks_are_counted_inline(void **state) {
+  (void)state;
+  StrobeStats total0;
+  strobe_dynstack_stats(&total0);
+  strobe_tick(&walk, 0x1000);
+  strobe_tick(&walk, 0x1000);
+  assert_int_equal(strobe_dynstack_head.ticks, 0);
+  assert_int_equal(thread_stats().ticks, 0);
+  assert_int_equal(thread_stats().slow_ticks, 2);
+  strobe_tick_fast(&walk, 0x1000);     /* repeat */
+  strobe_tick_fast(&walk_let, 0x1000); /* 2b */
+  strobe_tick_fast(&walk_x, 0x0f00);   /* 3 */
+  strobe_tick_fast(&walk_y, 0x0f00);   /* 2c */
+  strobe_tick_fast(&pong, 0x0f00);     /* slow: a tail call */
+  strobe_pop_fast(0x1000);
+  strobe_ret_fast(0x1000);
+  strobe_pop(0x1000);
+  strobe_ret(0x1000);
+  assert_int_equal(strobe_dynstack_head.ticks, 5);
   StrobeStats st = thread_stats();
-  assert_int_equal(st.ticks, ticks); /* the inline repeats are counted too */
-  return st;
+  assert_int_equal(st.ticks, 5);
+  assert_int_equal(st.slow_ticks, 3);
+  assert_int_equal(st.slow_pops, 1);
+  assert_int_equal(st.slow_rets, 1);
+  assert_int_equal(cur()->counters.ticks, 0); /* a thread's record: the head has them */
+  /* a released stack's ticks go to the exited threads' */
+  strobe_dynstack_release();
+  assert_int_equal(strobe_dynstack_head.ticks, 0);
+  StrobeStats total;
+  strobe_dynstack_stats(&total);
+  assert_int_equal(total.ticks - total0.ticks, 5);
+  assert_int_equal(total.slow_ticks - total0.slow_ticks, 3);
 }
 
-static void test_cache_consistent_under_random_operations(void **state) {
+/* ---- the fast paths agree with the slow paths ------------------------------------- */
+
+/* A pseudo-random sequence of ticks, pops and rets runs once through the fast paths,
+ * recording the stack after every step, and once through the slow paths alone on a
+ * fresh stack with the same options: after every step the two stacks must be the same,
+ * entry by entry.  The sequence favours what the fast paths do inline (the top's frame,
+ * its children and siblings, a frame deeper), over descriptors with parents, from two
+ * modules.  The fast run also checks each step against the fast paths' logic as
+ * strobe/dynstack.h states it: a slow path is called exactly when it says. */
+
+static const StrobeTickDesc *const diff_descs[] = {
+    &walk, &walk_let, &walk_x, &walk_y, &walk_z, &walk_case, &walk_alt1, &walk_alt2,
+    &walk_alt2_l, &walk_alt2_r, &walk_res, &step, &step_a, &step_b, &loop, &loop_a, &loop_b,
+    &walk_let_too, &walk_x_too, &walk_y_too, &fact_body, &fact_rhs, &fact_call,
+    &fact_body_too, &ping, &ping_inner, &pong, &go_a, &go_b,
+};
+enum { NDIFF = sizeof diff_descs / sizeof *diff_descs };
+
+enum { DIFF_BASE = 0x100000, DIFF_FLOOR = 0x1000 };
+
+typedef enum OpKind { OP_TICK, OP_POP, OP_RET } OpKind;
+
+typedef struct Op {
+  OpKind kind;
+  const StrobeTickDesc *desc; /* OP_TICK's */
+  uintptr_t sp;
+} Op;
+
+/* A stack after one step: its entries, newest first, from Trace.pool[at]. */
+typedef struct Snap {
+  size_t at;
+  uint32_t depth;
+  uint64_t dropped;
+  uintptr_t dropped_wm;
+} Snap;
+
+typedef struct Trace {
+  Op *ops;
+  Snap *snaps;
+  StrobeEntry *pool;
+  size_t pool_len, pool_cap;
+} Trace;
+
+/* What strobe/dynstack.h says the fast tick does with the stack as it is. */
+typedef enum Way { WAY_PUSH, WAY_NESTED, WAY_SIBLING, WAY_REPEAT, WAY_SLOW, NWAYS } Way;
+
+static const char *const way_names[NWAYS] = {"push (3)", "nested (2b)", "sibling (2c)",
+                                             "repeat (2a)", "slow"};
+
+static Way fast_tick_way(const StrobeTickDesc *desc, uintptr_t sp) {
+  const StrobeDynStackHead *h = &strobe_dynstack_head;
+  const StrobeEntry *t = h->top;
+  const StrobeTickDesc *p = desc->parent;
+  bool nested = sp == t->wm && p && t->desc == p;
+  if (sp < t->wm || nested)
+    return t + 1 < h->limit ? (nested ? WAY_NESTED : WAY_PUSH) : WAY_SLOW;
+  if (sp != t->wm) return WAY_SLOW;
+  if (t->desc == desc) return WAY_REPEAT;
+  if ((p ? t->desc->parent == p : t->desc->function == desc->function) &&
+      (t[-1].wm != sp || t[-1].desc == p))
+    return WAY_SIBLING;
+  return WAY_SLOW;
+}
+
+static bool stale(uintptr_t wm, uintptr_t sp, bool inclusive) {
+  return wm < sp || (inclusive && wm == sp);
+}
+
+/* Whether the fast pop (ret if inclusive) calls its slow path: it walks below the base. */
+static bool fast_pop_is_slow(uintptr_t sp, bool inclusive) {
+  const StrobeDynStackHead *h = &strobe_dynstack_head;
+  const StrobeEntry *t = h->top;
+  if (!stale(t->wm, sp, inclusive)) return false;
+  do t--;
+  while (stale(t->wm, sp, inclusive));
+  return t < h->base;
+}
+
+static uint64_t xorshift(uint64_t *x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* The k-th (modulo their number) of d's children, or of its siblings; NULL if none. */
+static const StrobeTickDesc *related(const StrobeTickDesc *d, bool child, uint64_t k) {
+  const StrobeTickDesc *found[NDIFF];
+  size_t n = 0;
+  for (size_t i = 0; i < NDIFF; i++) {
+    const StrobeTickDesc *e = diff_descs[i];
+    if (child ? e->parent == d : (d->parent && e->parent == d->parent && e != d)) found[n++] = e;
+  }
+  return n ? found[k % n] : NULL;
+}
+
+/* The next operation, chosen with the stack as it is. */
+static Op next_op(uint64_t *x) {
+  uint64_t r = xorshift(x);
+  const StrobeEntry *t = strobe_dynstack_head.top;
+  bool empty = t == strobe_dynstack_head.base;
+  uintptr_t wm = empty ? DIFF_BASE : t->wm, k = 8 * (1 + (r >> 12) % 3), sp;
+  switch ((r >> 8) % 10) {
+  case 0: case 1: case 2: case 3: case 4: sp = wm; break;     /* the top's frame */
+  case 5: case 6: sp = wm - k; break;                         /* a call */
+  case 7: case 8: sp = wm + k; break;                         /* a return */
+  default: sp = DIFF_BASE - 8 * ((r >> 12) % 64); break;      /* anywhere */
+  }
+  if (sp < DIFF_FLOOR || sp > DIFF_BASE + 64) sp = DIFF_BASE;
+  unsigned kind = (unsigned)(r % 100);
+  if (kind < 12) return (Op){OP_POP, NULL, sp};
+  if (kind < 24) return (Op){OP_RET, NULL, sp};
+  const StrobeTickDesc *d = NULL;
+  uint64_t which = r >> 24;
+  if (!empty) {
+    switch ((r >> 16) % 8) {
+    case 0: case 1: case 2: d = related(t->desc, true, which); break;
+    case 3: case 4: d = related(t->desc, false, which); break;
+    case 5: d = t->desc; break;
+    default: break;
+    }
+  }
+  if (!d) d = diff_descs[which % NDIFF];
+  return (Op){OP_TICK, d, sp};
+}
+
+static void apply(const Op *op, Paths how) {
+  switch (op->kind) {
+  case OP_TICK:
+    if (how == FAST) strobe_tick_fast(op->desc, op->sp);
+    else strobe_tick(op->desc, op->sp);
+    break;
+  case OP_POP:
+    if (how == FAST) strobe_pop_fast(op->sp);
+    else strobe_pop(op->sp);
+    break;
+  case OP_RET:
+    if (how == FAST) strobe_ret_fast(op->sp);
+    else strobe_ret(op->sp);
+    break;
+  }
+}
+
+static void record(Trace *tr, size_t i) {
+  const StrobeThreadStack *s = strobe_dynstack_current();
+  Snap *sn = &tr->snaps[i];
+  *sn = (Snap){.at = tr->pool_len};
+  if (!s) return;
+  sn->depth = strobe_dynstack_depth(s);
+  sn->dropped = s->dropped;
+  sn->dropped_wm = s->dropped ? s->dropped_wm : 0;
+  if (tr->pool_len + sn->depth > tr->pool_cap) {
+    tr->pool_cap = 2 * (tr->pool_cap + sn->depth);
+    tr->pool = realloc(tr->pool, tr->pool_cap * sizeof *tr->pool);
+    assert_non_null(tr->pool);
+  }
+  for (uint32_t j = 0; j < sn->depth; j++) tr->pool[tr->pool_len++] = *strobe_dynstack_at(s, j);
+}
+
+static bool same_desc(const StrobeTickDesc *a, const StrobeTickDesc *b) {
+  return a == b || (a->kind == b->kind && a->line1 == b->line1 && a->col1 == b->col1 &&
+                    a->line2 == b->line2 && a->col2 == b->col2 &&
+                    !strcmp(a->function, b->function) && !strcmp(a->file, b->file));
+}
+
+static bool same_entry(const StrobeEntry *a, const StrobeEntry *b) {
+  return same_desc(a->desc, b->desc) && a->wm == b->wm && a->repeats == b->repeats &&
+         a->flags == b->flags && a->elided == b->elided;
+}
+
+/* `depth 3, dropped 0: walk 1:1 @0x1000 x2 tail elided 1; ...` (the newest 8). */
+static void describe(char *buf, size_t size, const StrobeEntry *newest_first, uint32_t depth,
+                     uint64_t dropped, uintptr_t dropped_wm) {
+  int n = snprintf(buf, size, "depth %u, dropped %lu (wm %#lx):", depth,
+                   (unsigned long)dropped, (unsigned long)dropped_wm);
+  for (uint32_t j = 0; j < depth && j < 8 && n > 0 && (size_t)n < size; j++) {
+    const StrobeEntry *e = &newest_first[j];
+    n += snprintf(buf + n, size - (size_t)n, " %s %u:%u @%#lx x%lu%s e%u;", e->desc->function,
+                  e->desc->line1, e->desc->col1, (unsigned long)e->wm,
+                  (unsigned long)e->repeats, e->flags & STROBE_ENTRY_TAIL ? " tail" : "",
+                  e->elided);
+  }
+}
+
+static const char *op_text(const Op *op) {
+  static char buf[128];
+  static const char *const kinds[] = {"tick", "pop", "ret"};
+  if (op->kind == OP_TICK)
+    snprintf(buf, sizeof buf, "tick(%s %u:%u, %#lx)", op->desc->function, op->desc->line1,
+             op->desc->col1, (unsigned long)op->sp);
+  else
+    snprintf(buf, sizeof buf, "%s(%#lx)", kinds[op->kind], (unsigned long)op->sp);
+  return buf;
+}
+
+/* The slow run's stack after step i is the fast run's. */
+static void compare(const Trace *tr, size_t i, const char *options, uint64_t seed) {
+  const Snap *want = &tr->snaps[i];
+  const StrobeThreadStack *s = strobe_dynstack_current();
+  static StrobeEntry got[1024];
+  uint32_t depth = s ? strobe_dynstack_depth(s) : 0;
+  uint64_t dropped = s ? s->dropped : 0;
+  uintptr_t dropped_wm = dropped ? s->dropped_wm : 0;
+  assert_true(depth <= 1024);
+  for (uint32_t j = 0; j < depth; j++) got[j] = *strobe_dynstack_at(s, j);
+  bool same = depth == want->depth && dropped == want->dropped && dropped_wm == want->dropped_wm;
+  for (uint32_t j = 0; same && j < depth; j++) same = same_entry(&got[j], &tr->pool[want->at + j]);
+  if (same) return;
+  char fast[1024], slow[1024], ops[512] = "";
+  describe(fast, sizeof fast, &tr->pool[want->at], want->depth, want->dropped, want->dropped_wm);
+  describe(slow, sizeof slow, got, depth, dropped, dropped_wm);
+  for (size_t j = i >= 5 ? i - 5 : 0; j <= i; j++) {
+    strncat(ops, op_text(&tr->ops[j]), sizeof ops - strlen(ops) - 1);
+    strncat(ops, j < i ? ", " : "", sizeof ops - strlen(ops) - 1);
+  }
+  fail_msg("'%s', seed %lu, step %zu: the fast and the slow paths disagree after ... %s\n"
+           "  fast paths: %s\n  slow paths: %s",
+           options, (unsigned long)seed, i, ops, fast, slow);
+}
+
+typedef struct DiffCounts {
+  uint64_t ways[NWAYS];
+  uint64_t slow_pops; /* pops and rets that reached the slow path */
+  uint64_t drops, tail_drops;
+  uint64_t elided; /* steps after which an entry showed elided tail calls */
+} DiffCounts;
+
+static void differential(const char *options, uint64_t seed, size_t n, DiffCounts *counts) {
+  Trace tr = {.ops = calloc(n, sizeof(Op)), .snaps = calloc(n, sizeof(Snap))};
+  assert_true(tr.ops && tr.snaps);
+  uint64_t ticks = 0, slow_ticks = 0, slow_pops = 0;
+  fresh(options);
+  uint64_t x = seed;
+  for (size_t i = 0; i < n; i++) {
+    diff_step = (long)i;
+    Op op = next_op(&x);
+    tr.ops[i] = op;
+    SlowCalls before = slow_calls();
+    bool slow;
+    Way way = NWAYS;
+    if (op.kind == OP_TICK) {
+      way = fast_tick_way(op.desc, op.sp);
+      slow = way == WAY_SLOW;
+      slow_ticks += slow;
+      counts->ways[way]++;
+      ticks++;
+    } else {
+      slow = fast_pop_is_slow(op.sp, op.kind == OP_RET);
+      slow_pops += slow;
+    }
+    apply(&op, FAST);
+    check_invariants(__LINE__);
+    SlowCalls after = slow_calls();
+    uint64_t calls = after.ticks - before.ticks + after.pops - before.pops + after.rets - before.rets;
+    if (calls != slow)
+      fail_msg("'%s', seed %lu, step %zu: %s called %lu slow paths, expected %d (%s)", options,
+               (unsigned long)seed, i, op_text(&op), (unsigned long)calls, slow,
+               way < NWAYS ? way_names[way] : "pop");
+    record(&tr, i);
+    for (uint32_t j = 0; j < tr.snaps[i].depth; j++) {
+      if (tr.pool[tr.snaps[i].at + j].elided) {
+        counts->elided++;
+        break;
+      }
+    }
+  }
+  StrobeStats fast = thread_stats();
+  assert_int_equal(fast.ticks, ticks);
+  assert_int_equal(fast.slow_ticks, slow_ticks);
+  assert_int_equal(fast.slow_pops + fast.slow_rets, slow_pops);
+
+  fresh(options); /* the same options, a new stack */
+  uint64_t pops_with_stack = 0;
+  for (size_t i = 0; i < n; i++) {
+    diff_step = (long)i;
+    if (tr.ops[i].kind != OP_TICK && strobe_dynstack_current()) pops_with_stack++;
+    apply(&tr.ops[i], SLOW);
+    check_invariants(__LINE__);
+    compare(&tr, i, options, seed);
+  }
+  diff_step = -1;
+  StrobeStats slow = thread_stats();
+  assert_int_equal(slow.ticks, 0);
+  assert_int_equal(slow.slow_ticks, ticks);
+  assert_int_equal(slow.slow_pops + slow.slow_rets, pops_with_stack);
+  assert_int_equal(slow.drops, fast.drops);
+  assert_int_equal(slow.tail_drops, fast.tail_drops);
+  counts->slow_pops += slow_pops;
+  counts->drops += fast.drops;
+  counts->tail_drops += fast.tail_drops;
+  free(tr.ops);
+  free(tr.snaps);
+  free(tr.pool);
+}
+
+static void test_fast_paths_agree_with_slow_paths(void **state) {
   (void)state;
-  /* no loop grows the stack: per depth at most tail_limit + 1 frames, each an
-   * expression and one nested in it (the deepest nesting among all_descs) */
-  StrobeStats st = run_random("capacity=100,tail_limit=2", 200000, 5 * 3 * 2);
-  assert_true(st.repeats > 0 && st.tail_drops > 0 && st.pops > 0);
-  assert_int_equal(st.drops, 0);
-  st = run_random("capacity=4,tail_limit=2", 200000, 4); /* the ring overflows */
-  assert_true(st.drops > 0);
+  static const struct {
+    const char *options;
+    bool fills;  /* the array fills: entries are dropped, some pops reach the slow path */
+    bool elides; /* tail calls are elided */
+    bool nests;  /* room for a push above a non-sentinel: every way is taken */
+  } configs[] = {
+      {"capacity=1024,tail_limit=4", false, true, true},
+      {"capacity=16,tail_limit=2", true, true, true},
+      {"capacity=8,tail_limit=1", true, true, true},
+      {"capacity=5,tail_limit=0", true, true, true},
+      {"capacity=2,tail_limit=0", true, true, true},
+      {"capacity=1", true, false, false},
+      {"capacity=0", true, false, false},
+  };
+  static const uint64_t seeds[] = {88172645463325252u, 0x9e3779b97f4a7c15u, 12345};
+  for (size_t c = 0; c < sizeof configs / sizeof *configs; c++) {
+    DiffCounts counts = {0};
+    for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++)
+      differential(configs[c].options, seeds[i], 20000, &counts);
+    print_message("  '%s': ticks push %lu, nested %lu, sibling %lu, repeat %lu, slow %lu; "
+                  "slow pops %lu; drops %lu, tail drops %lu (elided on %lu steps)\n",
+                  configs[c].options, (unsigned long)counts.ways[WAY_PUSH],
+                  (unsigned long)counts.ways[WAY_NESTED], (unsigned long)counts.ways[WAY_SIBLING],
+                  (unsigned long)counts.ways[WAY_REPEAT], (unsigned long)counts.ways[WAY_SLOW],
+                  (unsigned long)counts.slow_pops, (unsigned long)counts.drops,
+                  (unsigned long)counts.tail_drops, (unsigned long)counts.elided);
+    /* what the sequences reached, and so compared with the slow paths */
+    for (int w = 0; w < NWAYS; w++)
+      if (counts.ways[w] == 0 && (configs[c].nests || w == WAY_SLOW))
+        fail_msg("'%s': no tick went the %s way", configs[c].options, way_names[w]);
+    if (configs[c].fills) assert_true(counts.drops > 0 && counts.slow_pops > 0);
+    else assert_int_equal(counts.drops, 0);
+    if (configs[c].elides) assert_true(counts.elided > 0);
+  }
 }
 
 /* ---- reports ---------------------------------------------------------------------- */
 
-static const StrobeTickDesc point = {STROBE_TICK_SOURCE_NOTE, 7, 3, 7, 3, 0, "M.p", "P.hs", NULL};
-static const StrobeTickDesc entry_only = {STROBE_TICK_ENTRY, 0, 0, 0, 0, 0, "M.e", NULL, NULL};
+static const StrobeTickDesc point = {STROBE_TICK_SOURCE_NOTE, 7, 3, 7, 3, 0, "M.p", "P.hs", NULL, NULL};
+static const StrobeTickDesc entry_only = {STROBE_TICK_ENTRY, 0, 0, 0, 0, 0, "M.e", NULL, NULL, NULL};
 
 static void test_report_format(void **state) {
   (void)state;
@@ -679,8 +1523,9 @@ static void test_report_at_exit(void **state) {
   const char *stats = c.err + strlen(want);
   if (strncmp(stats, "strobe: dynamic stack statistics\n", 33) != 0)
     fail_msg("stderr: %s", c.err);
-  static const char *const names[] = {"ticks", "repeats", "pushes", "pops", "drops",
-                                      "tail_drops", "slow_calls", "threads"};
+#define STAT_NAME(name, help) #name,
+  static const char *const names[] = {STROBE_STATS(STAT_NAME)};
+#undef STAT_NAME
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char line[32];
     snprintf(line, sizeof line, "\n  %-12s", names[i]);
@@ -743,43 +1588,63 @@ static void test_stats(void **state) {
   (void)state;
   StrobeStats before;
   strobe_dynstack_stats(&before); /* the process's totals so far */
-  TICK(ping, 0x1000);
-  TICK(ping, 0x1000); /* inline repeat */
-  TICK(pong, 0x1000); /* tail: push */
-  TICK(ping, 0x1000); /* cycle: pop pong, slow repeat */
-  TICK(go_a, 0x0f00); /* push */
-  POP(0x0f00);        /* fast: nothing */
-  POP(0x1000);        /* slow: pops go_a */
-  RET(0x1000);        /* slow: pops ping (x3) */
+  TICK(ping, 0x1000);       /* the first: slow */
+  TICK(ping, 0x1000);       /* inline repeat */
+  TICK(ping_inner, 0x1000); /* inline nested push */
+  TICK(pong, 0x1000);       /* tail: slow */
+  TICK(ping, 0x1000);       /* cycle: slow */
+  TICK(go_a, 0x0f00);       /* inline push */
+  POP(0x0f00);              /* inline: nothing */
+  POP(0x1000);              /* inline: pops go_a */
+  RET(0x1000);              /* inline: pops ping (x3) */
+  strobe_pop(0x1000);       /* the slow paths, called anyway */
+  strobe_ret(0x1000);
   StrobeStats st = thread_stats();
-  assert_int_equal(st.ticks, 5);
-  assert_int_equal(st.repeats, 2);
-  assert_int_equal(st.pushes, 3);
-  assert_int_equal(st.pops, 3);
+  assert_int_equal(st.ticks, 6);
+  assert_int_equal(st.slow_ticks, 3);
+  assert_int_equal(st.slow_pops, 1);
+  assert_int_equal(st.slow_rets, 1);
   assert_int_equal(st.drops, 0);
   assert_int_equal(st.tail_drops, 0);
-  assert_int_equal(st.slow_calls, 4 + 2);
   assert_int_equal(st.threads, 1);
   const StrobeCounters *c = &cur()->counters;
-  assert_int_equal(c->slow_ticks, 4);
+  assert_int_equal(c->slow_ticks, 3);
   assert_int_equal(c->slow_pops, 1);
   assert_int_equal(c->slow_rets, 1);
-  assert_int_equal(c->slow_repeats, 1);
-  assert_int_equal(c->retired_repeats, 2);
+
+  /* drops, and tail drops, on stacks of their own */
+  StrobeStats first = st;
+  fresh("capacity=4");
+  for (uintptr_t i = 0; i < 6; i++) TICK(walk, 0x1000 - 16 * i);
+  StrobeStats second = thread_stats();
+  assert_int_equal(second.ticks, 6);
+  assert_int_equal(second.slow_ticks, 3); /* the first, and the two that dropped */
+  assert_int_equal(second.drops, 2);
+  assert_int_equal(second.tail_drops, 0);
+  fresh("tail_limit=1");
+  TICK(level2, 0x2000);
+  TICK(f1, 0x1000);
+  TICK(f2, 0x1000);
+  TICK(f3, 0x1000); /* f1 is elided */
+  st = thread_stats();
+  assert_int_equal(st.ticks, 4);
+  assert_int_equal(st.slow_ticks, 3);
+  assert_int_equal(st.drops, 0);
+  assert_int_equal(st.tail_drops, 1);
 
   /* the totals grow by as much (this is the only thread) */
   StrobeStats after;
   strobe_dynstack_stats(&after);
-  assert_int_equal(after.ticks - before.ticks, 5);
-  assert_int_equal(after.pushes - before.pushes, 3);
+#define GREW(name, help) assert_int_equal(after.name - before.name, first.name + second.name + st.name);
+  STROBE_STATS(GREW)
+#undef GREW
 
   /* a released stack's counters stay in the totals */
   strobe_dynstack_release();
   StrobeStats released;
   strobe_dynstack_stats(&released);
-  assert_int_equal(released.ticks, after.ticks);
-  assert_int_equal(released.repeats, after.repeats);
-  assert_int_equal(released.threads, after.threads);
+  assert_memory_equal(&released, &after, sizeof after);
+  assert_int_equal(thread_stats().ticks, 0);
 }
 
 /* ---- options ---------------------------------------------------------------------- */
@@ -880,7 +1745,9 @@ static void test_registry(void **state) {
   assert_null(s->next);
   assert_int_equal(r->nthreads, 1);
   assert_int_equal(r->generation, gen + 2); /* even: not changing */
-  assert_ptr_equal(s->entries, (const StrobeEntry *)(s + 1));
+  assert_ptr_equal(s->entries, (const StrobeEntry *)(s + 1) + 2); /* the sentinels between */
+  assert_ptr_equal(s->head, &strobe_dynstack_head);
+  assert_int_equal(r->head_size, sizeof(StrobeDynStackHead));
   strobe_dynstack_release();
   assert_null(r->threads);
   assert_int_equal(r->nthreads, 0);
@@ -894,30 +1761,38 @@ static void test_tick_descs(void **state) {
   const StrobeTickDesc *d = strobe_tick_descs(&n);
   assert_int_equal(n, NDESCS); /* this file's, and only those */
   for (size_t i = 0; i < NDESCS; i++) {
+    const StrobeTickDesc *want = i < NMODULE ? module_descs[i] : other_module_descs[i - NMODULE];
     size_t j = 0;
-    while (j < n && &d[j] != all_descs[i]) j++;
-    if (j == n) fail_msg("%s %u:%u is not in the section", all_descs[i]->function,
-                         all_descs[i]->line1, all_descs[i]->col1);
+    while (j < n && &d[j] != want) j++;
+    if (j == n) fail_msg("%s %u:%u is not in the section", want->function, want->line1, want->col1);
   }
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      TEST(test_empty_stack_fast_paths_fall_through),
-      TEST(test_first_tick_pushes),
-      TEST(test_tick_pops_stale_entries_first),
-      TEST(test_tick_repeat),
-      TEST(test_tick_repeat_same_note_other_descriptor),
-      TEST(test_tick_nested_push),
-      TEST(test_tick_sibling_replaces),
-      TEST(test_tick_tail_call_marks_tail),
-      TEST(test_tick_tail_cycle_truncates),
-      TEST(test_tick_tail_limit),
-      TEST(test_pop),
-      TEST(test_ret_is_inclusive),
-      TEST(test_full_stack_drops_oldest),
-      TEST(test_capacity_zero_drops_everything),
-      TEST(test_cache_consistent_under_random_operations),
+      TEST(test_parents_are_the_lowerings),
+      RULE_TEST(test_empty_stack),
+      RULE_TEST(test_first_tick_pushes),
+      RULE_TEST(test_tick_pops_stale_entries_first),
+      RULE_TEST(test_tick_repeat),
+      RULE_TEST(test_tick_repeat_same_note_other_descriptor),
+      RULE_TEST(test_tick_nested_push),
+      RULE_TEST(test_tick_sibling_replaces),
+      RULE_TEST(test_tick_tail_call_marks_tail),
+      RULE_TEST(test_tick_tail_cycle_truncates),
+      RULE_TEST(test_tick_tail_limit),
+      RULE_TEST(test_pop),
+      RULE_TEST(test_ret_is_inclusive),
+      RULE_TEST(test_full_stack_drops_oldest),
+      RULE_TEST(test_full_stack_drops_a_quarter),
+      RULE_TEST(test_capacity_zero_drops_everything),
+      TEST(test_inline_push_and_repeat),
+      TEST(test_inline_pop_and_ret_many),
+      TEST(test_inline_nested_push),
+      TEST(test_inline_sibling_replaces),
+      TEST(test_inline_stops_at_a_full_array),
+      TEST(test_ticks_are_counted_inline),
+      TEST(test_fast_paths_agree_with_slow_paths),
       TEST(test_report_format),
       TEST(test_report_before_first_tick),
       TEST(test_crash_report),

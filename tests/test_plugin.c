@@ -189,7 +189,7 @@ static const char module_text[] =
     "declare void @strobe.tick(ptr, i64)\n"
     "declare void @strobe.pop(i64)\n"
     "declare void @strobe.ret(i64)\n"
-    "@desc = private constant [48 x i8] zeroinitializer, section \"strobe_ticks\", align 8\n"
+    "@desc = private constant [56 x i8] zeroinitializer, section \"strobe_ticks\", align 8\n"
     "define ghccc void @fact(ptr %Sp) \"strobe-name\"=\"Main.fact\" {\n"
     "  %sp = ptrtoint ptr %Sp to i64\n"
     "  call void @strobe.ret(i64 %sp)\n"
@@ -284,9 +284,9 @@ static void test_instrument_module(void **state) {
   assert_int_equal(instructions(helper), 1);
   assert_int_equal(calls_to(LLVMGetNamedFunction(m, "main"), "strobe_tick"), 1);
   assert_int_equal(instructions(LLVMGetNamedFunction(m, "anonymous")), 1);
-  LLVMValueRef cache = LLVMGetNamedGlobal(m, "strobe_dynstack_cache");
-  assert_non_null(cache);
-  assert_int_equal(LLVMGetThreadLocalMode(cache), LLVMInitialExecTLSModel);
+  LLVMValueRef head = LLVMGetNamedGlobal(m, "strobe_dynstack_head");
+  assert_non_null(head);
+  assert_int_equal(LLVMGetThreadLocalMode(head), LLVMInitialExecTLSModel);
   char *msg = NULL;
   assert_false(LLVMVerifyModule(m, LLVMReturnStatusAction, &msg));
   LLVMDisposeMessage(msg);
@@ -330,8 +330,8 @@ static void test_module_errors_change_nothing(void **state) {
        "@p = global ptr @strobe.ret"},
       {"declare void @strobe.ret(i64)\ndefine void @strobe.tick(ptr %d, i64 %sp) {\n  ret void\n}\n",
        "strobe-instrument: the intrinsic 'strobe.tick' has a body; it must be only declared"},
-      {"@strobe_dynstack_cache = global i64 0\ndeclare void @strobe.ret(i64)\n",
-       "strobe-instrument: 'strobe_dynstack_cache' is not thread-local"},
+      {"@strobe_dynstack_head = global i64 0\ndeclare void @strobe.ret(i64)\n",
+       "strobe-instrument: 'strobe_dynstack_head' is not thread-local"},
   };
   for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
     LLVMContextRef ctx = LLVMContextCreate();

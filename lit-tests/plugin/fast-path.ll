@@ -3,56 +3,147 @@
 ; RUN:       --implicit-check-not=strobe.ret
 ; RUN: opt -load-pass-plugin=%strobe_plugin -passes=strobe-instrument,verify -disable-output %s
 ; Each intrinsic of an instrumented function becomes the inline fast path of strobe/
-; dynstack.h: the cache through one llvm.threadlocal.address, the compare(s), a branch
-; weighted unlikely to a cold block calling the slow path, and for tick the repeat
-; increment; every new instruction keeps the debug location of the call it replaces.
+; dynstack.h: the thread's head through one llvm.threadlocal.address; for tick the
+; count, the push, the repeat, the nested push and the sibling's replacement; for pop
+; and ret the walk down the stale entries; branches weighted unlikely to a cold block
+; calling the slow path.  Every new instruction keeps the debug location of the call
+; it replaces.
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
 @.str.fact = private unnamed_addr constant [10 x i8] c"Main.fact\00"
 @.str.file = private unnamed_addr constant [8 x i8] c"Fact.hs\00"
-@desc = private constant { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr } { i32 1, i32 15, i32 10, i32 15, i32 25, i32 0, ptr @.str.fact, ptr @.str.file, ptr null }, section "strobe_ticks", align 8
+@desc = private constant { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr } { i32 1, i32 15, i32 10, i32 15, i32 25, i32 0, ptr @.str.fact, ptr @.str.file, ptr null, ptr null }, section "strobe_ticks", align 8
 
 declare void @strobe.tick(ptr, i64)
 declare void @strobe.pop(i64)
 declare void @strobe.ret(i64)
 
-; CHECK: @strobe_dynstack_cache = external thread_local(initialexec) global { i64, ptr, ptr, ptr }, align 8
+; CHECK: @strobe_dynstack_head = external thread_local(initialexec) global { ptr, ptr, i64, ptr, ptr }, align 8
 
 ; CHECK-LABEL: define ghccc void @Main_fact_info(
 ; CHECK-NEXT:  entry:
 ; CHECK-NEXT:    %sp = ptrtoint ptr %Sp to i64, !dbg [[L1:![0-9]+]]
-; ret(sp): top_wm <=u sp -> cold
-; CHECK-NEXT:    [[C:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_cache), !dbg [[L1]]
-; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[C]], align 8, !dbg [[L1]]
+; ret(sp): the top's wm <=u sp -> walk down the stale entries
+; CHECK-NEXT:    [[H:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head), !dbg [[L1]]
+; CHECK-NEXT:    [[T0:%.*]] = load ptr, ptr [[H]], align 8, !dbg [[L1]]
+; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T0]], i64 8, !dbg [[L1]]
+; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L1]]
 ; CHECK-NEXT:    [[STALE:%.*]] = icmp ule i64 [[WM]], %sp, !dbg [[L1]]
-; CHECK-NEXT:    br i1 [[STALE]], label %[[RCOLD:ret.cold[0-9]*]], label %[[RCONT:ret.cont[0-9]*]], !dbg [[L1]], !prof [[THEN_COLD:![0-9]+]]
+; CHECK-NEXT:    br i1 [[STALE]], label %[[RLOOP:ret.loop[0-9]*]], label %[[RCONT:ret.cont[0-9]*]], !dbg [[L1]]{{$}}
+; CHECK:       [[RLOOP]]:
+; CHECK-NEXT:    [[T:%.*]] = phi ptr [ [[T0]], %entry ], [ [[B:%[a-z.0-9]+]], %[[RLOOP]] ], !dbg [[L1]]
+; CHECK-NEXT:    [[B]] = getelementptr inbounds i8, ptr [[T]], i64 -32, !dbg [[L1]]
+; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[B]], i64 8, !dbg [[L1]]
+; CHECK-NEXT:    [[BWM:%.*]] = load i64, ptr [[BWA]], align 8, !dbg [[L1]]
+; CHECK-NEXT:    [[BST:%.*]] = icmp ule i64 [[BWM]], %sp, !dbg [[L1]]
+; CHECK-NEXT:    br i1 [[BST]], label %[[RLOOP]], label %[[RDONE:ret.done[0-9]*]], !dbg [[L1]]
+; below the base (the dropped entries) -> cold, else publish the new top
+; CHECK:       [[RDONE]]:
+; CHECK-NEXT:    [[BASEA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 24, !dbg [[L1]]
+; CHECK-NEXT:    [[BASE:%.*]] = load ptr, ptr [[BASEA]], align 8, !dbg [[L1]]
+; CHECK-NEXT:    [[UNDER:%.*]] = icmp ult ptr [[B]], [[BASE]], !dbg [[L1]]
+; CHECK-NEXT:    br i1 [[UNDER]], label %[[RCOLD:ret.cold[0-9]*]], label %[[RSET:ret.set[0-9]*]], !dbg [[L1]], !prof [[THEN_COLD:![0-9]+]]
+; CHECK:       [[RSET]]:
+; CHECK-NEXT:    store atomic ptr [[B]], ptr [[H]] release, align 8, !dbg [[L1]]
+; CHECK-NEXT:    br label %[[RCONT]], !dbg [[L1]]
+; tick(desc, sp): count it; deeper than the top -> push
 ; CHECK:       [[RCONT]]:
-; tick(desc, sp): top_desc == desc & top_wm == sp -> repeats += 1, else cold
-; CHECK-NEXT:    [[C:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_cache), !dbg [[L2:![0-9]+]]
-; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[C]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[DA:%.*]] = getelementptr inbounds i8, ptr [[C]], i64 8, !dbg [[L2]]
-; CHECK-NEXT:    [[D:%.*]] = load ptr, ptr [[DA]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[SD:%.*]] = icmp eq ptr [[D]], @desc, !dbg [[L2]]
+; CHECK-NEXT:    [[H:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head), !dbg [[L2:![0-9]+]]
+; CHECK-NEXT:    [[TKA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    [[TK:%.*]] = load atomic i64, ptr [[TKA]] monotonic, align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[TK1:%.*]] = add i64 [[TK]], 1, !dbg [[L2]]
+; CHECK-NEXT:    store atomic i64 [[TK1]], ptr [[TKA]] monotonic, align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[T:%.*]] = load ptr, ptr [[H]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[DEEPER:%.*]] = icmp ult i64 %sp, [[WM]], !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[DEEPER]], label %[[ROOM:tick.room[0-9]*]], label %[[SAME:tick.same[0-9]*]], !dbg [[L2]]{{$}}
+; CHECK:       [[ROOM]]:
+; CHECK-NEXT:    [[N:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 32, !dbg [[L2]]
+; CHECK-NEXT:    [[LIMA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[LIM:%.*]] = load ptr, ptr [[LIMA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[HASROOM:%.*]] = icmp ult ptr [[N]], [[LIM]], !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[HASROOM]], label %[[PUSH:tick.push[0-9]*]], label %[[TCOLD:tick.cold[0-9]*]], !dbg [[L2]], !prof [[ELSE_COLD:![0-9]+]]
+; the entry {desc, sp, 0, 0}, then the release store of the top
+; CHECK:       [[PUSH]]:
+; CHECK-NEXT:    store ptr @desc, ptr [[N]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    store i64 %sp, ptr [[F]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    store atomic ptr [[N]], ptr [[H]] release, align 8, !dbg [[L2]]
+; CHECK-NEXT:    br label %[[TCONT:tick.cont[0-9]*]], !dbg [[L2]]
+; at the top's depth: the same descriptor -> a repeat
+; CHECK:       [[SAME]]:
 ; CHECK-NEXT:    [[SW:%.*]] = icmp eq i64 [[WM]], %sp, !dbg [[L2]]
-; CHECK-NEXT:    [[HIT:%.*]] = and i1 [[SD]], [[SW]], !dbg [[L2]]
-; CHECK-NEXT:    br i1 [[HIT]], label %[[REPEAT:tick.repeat[0-9]*]], label %[[TCOLD:tick.cold[0-9]*]], !dbg [[L2]], !prof [[ELSE_COLD:![0-9]+]]
+; CHECK-NEXT:    br i1 [[SW]], label %[[NESTED:tick.nested[0-9]*]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
+; CHECK:       [[NESTED]]:
+; CHECK-NEXT:    [[D:%.*]] = load ptr, ptr [[T]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[AGAIN:%.*]] = icmp eq ptr [[D]], @desc, !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[AGAIN]], label %[[REPEAT:tick.repeat[0-9]*]], label %[[NOTAGAIN:tick.not_again[0-9]*]], !dbg [[L2]]{{$}}
 ; CHECK:       [[REPEAT]]:
-; CHECK-NEXT:    [[TA:%.*]] = getelementptr inbounds i8, ptr [[C]], i64 16, !dbg [[L2]]
-; CHECK-NEXT:    [[TOP:%.*]] = load ptr, ptr [[TA]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[RA:%.*]] = getelementptr inbounds i8, ptr [[TOP]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    [[RA:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 16, !dbg [[L2]]
 ; CHECK-NEXT:    [[R:%.*]] = load atomic i64, ptr [[RA]] monotonic, align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[R1:%.*]] = add i64 [[R]], 1, !dbg [[L2]]
 ; CHECK-NEXT:    store atomic i64 [[R1]], ptr [[RA]] monotonic, align 8, !dbg [[L2]]
-; CHECK-NEXT:    br label %[[TCONT:tick.cont[0-9]*]], !dbg [[L2]]
+; CHECK-NEXT:    br label %[[TCONT]], !dbg [[L2]]
+; the top is desc's parent -> push (in room); desc's parent is a load of the constant
+; CHECK:       [[NOTAGAIN]]:
+; CHECK-NEXT:    [[P:%.*]] = load ptr, ptr getelementptr inbounds (i8, ptr @desc, i64 48), align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[HASP:%.*]] = icmp ne ptr [[P]], null, !dbg [[L2]]
+; CHECK-NEXT:    [[ISP:%.*]] = icmp eq ptr [[D]], [[P]], !dbg [[L2]]
+; CHECK-NEXT:    [[INTOP:%.*]] = and i1 [[HASP]], [[ISP]], !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[INTOP]], label %[[ROOM]], label %[[SIB:tick.sibling[0-9]*]], !dbg [[L2]]{{$}}
+; a sibling (the same parent, or with none the same function), over desc's parent or
+; another depth -> replace it
+; CHECK:       [[SIB]]:
+; CHECK-NEXT:    [[DPA:%.*]] = getelementptr inbounds i8, ptr [[D]], i64 48, !dbg [[L2]]
+; CHECK-NEXT:    [[DP:%.*]] = load ptr, ptr [[DPA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[BL:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 -32, !dbg [[L2]]
+; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[BL]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[BWM:%.*]] = load i64, ptr [[BWA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[BD:%.*]] = load ptr, ptr [[BL]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[BISP:%.*]] = icmp eq ptr [[BD]], [[P]], !dbg [[L2]]
+; CHECK-NEXT:    [[BOTHER:%.*]] = icmp ne i64 [[BWM]], %sp, !dbg [[L2]]
+; CHECK-NEXT:    [[BOK:%.*]] = or i1 [[BOTHER]], [[BISP]], !dbg [[L2]]
+; CHECK-NEXT:    [[DFA:%.*]] = getelementptr inbounds i8, ptr [[D]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    [[DF:%.*]] = load ptr, ptr [[DFA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[FN:%.*]] = load ptr, ptr getelementptr inbounds (i8, ptr @desc, i64 24), align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[SAMEF:%.*]] = icmp eq ptr [[DF]], [[FN]], !dbg [[L2]]
+; CHECK-NEXT:    [[SAMEP:%.*]] = icmp eq ptr [[DP]], [[P]], !dbg [[L2]]
+; CHECK-NEXT:    [[SIBS:%.*]] = select i1 [[HASP]], i1 [[SAMEP]], i1 [[SAMEF]], !dbg [[L2]]
+; CHECK-NEXT:    [[REPL:%.*]] = and i1 [[SIBS]], [[BOK]], !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[REPL]], label %[[REPLACE:tick.replace[0-9]*]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
+; CHECK:       [[REPLACE]]:
+; CHECK-NEXT:    store ptr @desc, ptr [[T]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    store i64 %sp, ptr [[F]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    br label %[[TCONT]], !dbg [[L2]]
+; pop(sp): as ret, with <u, and the first branch weighted unlikely
 ; CHECK:       [[TCONT]]:
 ; CHECK-NEXT:    %Sp.up = getelementptr inbounds i8, ptr %Sp, i64 16, !dbg [[L3:![0-9]+]]
 ; CHECK-NEXT:    %sp.up = ptrtoint ptr %Sp.up to i64, !dbg [[L3]]
-; pop(sp): top_wm <u sp -> cold
-; CHECK-NEXT:    [[C:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_cache), !dbg [[L3]]
-; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[C]], align 8, !dbg [[L3]]
+; CHECK-NEXT:    [[H:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head), !dbg [[L3]]
+; CHECK-NEXT:    [[T0:%.*]] = load ptr, ptr [[H]], align 8, !dbg [[L3]]
+; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T0]], i64 8, !dbg [[L3]]
+; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L3]]
 ; CHECK-NEXT:    [[STALE:%.*]] = icmp ult i64 [[WM]], %sp.up, !dbg [[L3]]
-; CHECK-NEXT:    br i1 [[STALE]], label %[[PCOLD:pop.cold[0-9]*]], label %[[PCONT:pop.cont[0-9]*]], !dbg [[L3]], !prof [[THEN_COLD]]
+; CHECK-NEXT:    br i1 [[STALE]], label %[[PLOOP:pop.loop[0-9]*]], label %[[PCONT:pop.cont[0-9]*]], !dbg [[L3]], !prof [[THEN_COLD]]
+; CHECK:       [[PLOOP]]:
+; CHECK:         icmp ult i64 {{%.*}}, %sp.up, !dbg [[L3]]
+; CHECK:         br i1 {{%.*}}, label %[[PLOOP]], label %[[PDONE:pop.done[0-9]*]], !dbg [[L3]]
+; CHECK:       [[PDONE]]:
+; CHECK:         br i1 {{%.*}}, label %[[PCOLD:pop.cold[0-9]*]], label %[[PSET:pop.set[0-9]*]], !dbg [[L3]], !prof [[THEN_COLD]]
+; CHECK:       [[PSET]]:
+; CHECK-NEXT:    store atomic ptr {{%.*}}, ptr [[H]] release, align 8, !dbg [[L3]]
+; CHECK-NEXT:    br label %[[PCONT]], !dbg [[L3]]
 ; CHECK:       [[PCONT]]:
 ; CHECK-NEXT:    %k = load ptr, ptr %Sp.up, align 8, !dbg [[L3]]
 ; CHECK-NEXT:    musttail call ghccc void %k(ptr %Base, ptr %Sp.up, ptr %Hp, i64 %R1), !dbg [[L3]]

@@ -5,7 +5,7 @@
 ; function a frame pointer).
 target triple = "x86_64-pc-linux-gnu"
 
-@desc = private constant { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr } zeroinitializer, section "strobe_ticks", align 8
+@desc = private constant { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr } zeroinitializer, section "strobe_ticks", align 8
 
 declare void @strobe.tick(ptr, i64)
 
@@ -13,8 +13,8 @@ declare void @strobe.tick(ptr, i64)
 ; CHECK:       entry:
 ; CHECK-NEXT:    %sp = ptrtoint ptr %Sp to i64
 ; CHECK-NEXT:    %slot = alloca i64, align 8
-; CHECK-NEXT:    %dyn.cache = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_cache)
-; CHECK:         br i1 %dyn.repeat, label %tick.repeat, label %tick.cold
+; CHECK-NEXT:    %dyn.head = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head)
+; CHECK:         br i1 %dyn.again, label %tick.repeat, label %tick.not_again
 ; CHECK:       tick.cont:
 ; CHECK-NEXT:    store volatile i64 %R1, ptr %slot, align 8, !dbg [[STORE:![0-9]+]]
 ; CHECK-NEXT:    br label %loop

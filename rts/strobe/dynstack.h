@@ -10,8 +10,9 @@
  *
  * Contents:
  *   1. StrobeTickDesc            the constant descriptor the lowering emits per tick
- *   2. StrobeEntry, StrobeThreadStack, StrobeRegistry   the stack and its registry
- *   3. StrobeDynStackCache       the thread-local cache the inline fast paths read
+ *   2. StrobeEntry, StrobeThreadStack   a thread's stack
+ *   3. StrobeDynStackHead        the thread-local head the inline fast paths change;
+ *      StrobeRegistry            every thread's stack, for debuggers
  *   4. the slow paths (from intrinsics.def) and the fast paths, the contract
  *   5. reports, statistics, options
  *
@@ -34,12 +35,12 @@ extern "C" {
 
 /* ==== 1. Tick descriptors ============================================================
 
-   One per tick of an instrumented function, emitted by the lowering as a constant
-   (LLVM type { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr }, `align 8`) in the section
+   One per Haskell function and source note, emitted by the lowering as a constant
+   (LLVM type { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr }, `align 8`) in the section
    STROBE_TICK_SECTION.  The runtime compares descriptors by address and by content,
    never writes them, and enumerates them through the linker's __start_/__stop_
    symbols of that section (strobe_tick_descs), so the section MUST hold descriptors
-   only, each 8-aligned (48 bytes, so they follow each other without padding).  An
+   only, each 8-aligned (56 bytes, so they follow each other without padding).  An
    explicit alignment on a global with a section is honoured exactly by LLVM.
 
    Lines and columns are GHC's as the Cmm dump prints them in `src<file:span>` (the end
@@ -68,6 +69,10 @@ typedef struct StrobeTickDesc {
   const char *file;           /* 32: the source file, `Fact.hs` */
   const void *code;           /* 40: an address in the code whose line-table row is
                                      the tick's line (for a debugger), or NULL */
+  const struct StrobeTickDesc *parent; /* 48: the descriptor of the smallest span of the
+                                     same function and file that strictly contains this
+                                     one, if the module has one, else NULL: a hint for
+                                     the inline tick (rules 2b, 2c), never needed */
 } StrobeTickDesc;
 
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, kind) == 0, "StrobeTickDesc.kind");
@@ -79,14 +84,15 @@ STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, reserved) == 20, "StrobeTickDesc.r
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, function) == 24, "StrobeTickDesc.function");
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, file) == 32, "StrobeTickDesc.file");
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, code) == 40, "StrobeTickDesc.code");
-STROBE_STATIC_ASSERT(sizeof(StrobeTickDesc) == 48, "StrobeTickDesc is 48 bytes");
+STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, parent) == 48, "StrobeTickDesc.parent");
+STROBE_STATIC_ASSERT(sizeof(StrobeTickDesc) == 56, "StrobeTickDesc is 56 bytes");
 
 /* The descriptors of the STROBE_TICK_SECTION of the module that links libstrobe-rt
  * statically (the program, usually); *count gets how many.  A shared libstrobe-rt sees
  * only its own, empty, section: it returns NULL and 0. */
 const StrobeTickDesc *strobe_tick_descs(size_t *count);
 
-/* ==== 2. The stack and the registry =================================================
+/* ==== 2. The stack, its head and the registry =======================================
 
    Note [Watermarks]
    ~~~~~~~~~~~~~~~~~
@@ -99,16 +105,31 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
    the same watermark belong to one Cmm frame: an expression and those nested in it,
    and the tail calls made from it (a jump keeps Sp).
 
-   The entries of a thread live in a ring of `capacity` slots: the newest is at slot
-   `top`, the i-th newest at slot (top - i) mod capacity, for i < depth.  When the ring
-   is full a push overwrites the oldest entry and counts it in `dropped`. */
+   Note [The entries and their sentinels]
+   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+   A thread's entries are an array, oldest first: entries[0] is the oldest live entry
+   and the thread's head (section 3) points at the newest, `top`, so that the i-th
+   newest is top - i and the depth is top - entries + 1.  Two slots below entries[0]
+   are sentinels, never entries, so that the inline fast paths need no bounds check
+   to look below the top:
+     entries[-1], the base:  wm = the oldest dropped entry's watermark while `dropped`
+                             > 0, else UINTPTR_MAX.  top == base: the stack is empty.
+     entries[-2]:            wm = UINTPTR_MAX, always: a loop popping entries stops
+                             here at the latest.
+   Nothing is below the top that is not older and at least as shallow, so an inline
+   pop walks down while the entries are stale and stops at the first that is not; it
+   calls the slow path only if it went below the base (to forget the dropped entries).
+   An inline push writes top + 1 if that is below `limit` (entries + capacity); a push
+   into a full array reaches the slow path, which drops the oldest quarter of the
+   entries (at least one), counts them in `dropped`, and moves the rest down. */
 
 enum {
   STROBE_ENTRY_TAIL = 1u << 0, /* this entry's expression tail-called the one above it */
 };
 
 typedef struct StrobeEntry {
-  const StrobeTickDesc *desc; /*  0: the expression */
+  const StrobeTickDesc *desc; /*  0: the expression (strobe_dynstack_no_desc in a
+                                     sentinel) */
   uintptr_t wm;               /*  8: its watermark, the Cmm Sp at the tick */
   uint64_t repeats;           /* 16: how often it was entered again in place: a tail-
                                      recursive loop, a cycle of tail calls (shown as
@@ -125,41 +146,40 @@ STROBE_STATIC_ASSERT(offsetof(StrobeEntry, flags) == 24, "StrobeEntry.flags");
 STROBE_STATIC_ASSERT(offsetof(StrobeEntry, elided) == 28, "StrobeEntry.elided");
 STROBE_STATIC_ASSERT(sizeof(StrobeEntry) == 32, "StrobeEntry is 32 bytes");
 
-/* What a thread's stack counts; only its thread writes them.  ticks, repeats and the
- * other totals are derived from these (StrobeStats, strobe_dynstack_stats). */
+/* What the slow paths count (only the owning thread writes a stack's counters).  The
+ * ticks are counted inline, in the thread's head; `ticks` here is the exited threads'
+ * sum in the registry and 0 in a thread's record. */
 typedef struct StrobeCounters {
-  uint64_t slow_ticks;      /*  0: calls of strobe_tick */
-  uint64_t slow_pops;       /*  8: calls of strobe_pop */
-  uint64_t slow_rets;       /* 16: calls of strobe_ret */
-  uint64_t slow_repeats;    /* 24: repeats that strobe_tick counted (the inline fast path
-                                   counts the others, in StrobeEntry.repeats only) */
-  uint64_t retired_repeats; /* 32: the repeats of entries since removed */
-  uint64_t pushes;          /* 40: entries pushed */
-  uint64_t pops;            /* 48: entries removed by pop, ret or tick (stale entries,
-                                   finished siblings, tail cycles) */
-  uint64_t drops;           /* 56: entries dropped because the ring was full */
-  uint64_t tail_drops;      /* 64: tail calls dropped because of tail_limit */
+  uint64_t ticks;      /*  0: ticks executed (see above) */
+  uint64_t slow_ticks; /*  8: calls of strobe_tick */
+  uint64_t slow_pops;  /* 16: calls of strobe_pop */
+  uint64_t slow_rets;  /* 24: calls of strobe_ret */
+  uint64_t drops;      /* 32: entries dropped because the array was full */
+  uint64_t tail_drops; /* 40: tail calls dropped because of tail_limit */
 } StrobeCounters;
 
-STROBE_STATIC_ASSERT(sizeof(StrobeCounters) == 72, "StrobeCounters: 9 words, in order");
+STROBE_STATIC_ASSERT(sizeof(StrobeCounters) == 48, "StrobeCounters: 6 words, in order");
 
-/* One thread's dynamic stack, allocated on its first tick (with its ring just after
+typedef struct StrobeDynStackHead StrobeDynStackHead;
+
+/* One thread's dynamic stack, allocated on its first tick (with its entries just after
  * it) and registered in strobe_registry until the thread exits. */
 typedef struct StrobeThreadStack StrobeThreadStack;
 struct StrobeThreadStack {
   StrobeThreadStack *next;  /*  0: the next thread in the registry, or NULL */
   uint64_t tid;             /*  8: the kernel's thread id (gettid), as lldb shows it */
-  StrobeEntry *entries;     /* 16: the ring */
-  uint32_t capacity;        /* 24: its slots (the `capacity` option; 0 if the ring could
-                                   not be allocated: every push is then a drop) */
-  uint32_t top;             /* 28: the slot of the newest entry, if depth > 0 */
-  uint32_t depth;           /* 32: live entries, at most capacity */
+  StrobeDynStackHead *head; /* 16: the thread's head (thread-local storage, but a plain
+                                   address: a core file has it too) */
+  StrobeEntry *entries;     /* 24: the oldest live entry's slot (Note [The entries and
+                                   their sentinels]) */
+  uint32_t capacity;        /* 32: slots (the `capacity` option; 0 if they could not be
+                                   allocated: every push is then a drop) */
   uint32_t tail_limit;      /* 36: the `tail_limit` option */
   uint32_t busy;            /* 40: nonzero while a slow path is changing this stack: a
                                    reader that stopped the thread there may see it
                                    half-changed */
   uint32_t reserved;        /* 44 */
-  uint64_t dropped;         /* 48: entries dropped (ring full) that were older than the
+  uint64_t dropped;         /* 48: entries dropped (array full) that were older than the
                                    oldest live one and may still be live; 0 once a pop
                                    shows them all stale */
   uintptr_t dropped_wm;     /* 56: the watermark of the oldest of them */
@@ -168,29 +188,70 @@ struct StrobeThreadStack {
 
 STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, next) == 0, "StrobeThreadStack.next");
 STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, tid) == 8, "StrobeThreadStack.tid");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, entries) == 16, "StrobeThreadStack.entries");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, capacity) == 24, "StrobeThreadStack.capacity");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, top) == 28, "StrobeThreadStack.top");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, depth) == 32, "StrobeThreadStack.depth");
+STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, head) == 16, "StrobeThreadStack.head");
+STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, entries) == 24, "StrobeThreadStack.entries");
+STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, capacity) == 32, "StrobeThreadStack.capacity");
 STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, tail_limit) == 36, "StrobeThreadStack.tail_limit");
 STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, busy) == 40, "StrobeThreadStack.busy");
 STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, dropped) == 48, "StrobeThreadStack.dropped");
 STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, dropped_wm) == 56, "StrobeThreadStack.dropped_wm");
 STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, counters) == 64, "StrobeThreadStack.counters");
-STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 136, "StrobeThreadStack is 136 bytes");
+STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 112, "StrobeThreadStack is 112 bytes");
 
-/* The i-th newest entry of s (i < s->depth): how any reader indexes the ring. */
-static inline const StrobeEntry *strobe_dynstack_at(const StrobeThreadStack *s, uint32_t i) {
-  return &s->entries[s->top >= i ? s->top - i : s->top + s->capacity - i];
+/* ==== 3. The thread's head ==========================================================
+
+   What instrumented code reads and changes inline: one thread-local struct per thread,
+   reached with one thread-local address (the shape of XRay's trampolines).  `top` is
+   the stack's one pointer to its newest entry; the slow paths change it as the inline
+   fast paths do.  Before the thread's first tick, and after its stack is released:
+     top = base = &strobe_dynstack_empty (a sentinel, wm = UINTPTR_MAX), limit = NULL,
+   so that pops change nothing and every tick reaches the slow path, which allocates
+   the thread's stack.
+
+   The plugin declares it `@strobe_dynstack_head = external thread_local(initialexec)
+   global` (libstrobe-rt.a, or libstrobe-rt.so loaded at startup). */
+
+#define STROBE_DYNSTACK_HEAD_NAME "strobe_dynstack_head"
+
+struct StrobeDynStackHead {
+  StrobeEntry *top;         /*  0: the newest entry, or base if the stack is empty */
+  StrobeEntry *limit;       /*  8: entries + capacity: an inline push needs top + 1 < limit */
+  uint64_t ticks;           /* 16: ticks this thread executed (relaxed: others read it) */
+  StrobeEntry *base;        /* 24: entries - 1, the sentinel below the oldest entry */
+  StrobeThreadStack *stack; /* 32: the thread's stack, NULL before its first tick */
+};
+
+STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, top) == 0, "head.top");
+STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, limit) == 8, "head.limit");
+STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, ticks) == 16, "head.ticks");
+STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, base) == 24, "head.base");
+STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, stack) == 32, "head.stack");
+STROBE_STATIC_ASSERT(sizeof(StrobeDynStackHead) == 40, "StrobeDynStackHead is 40 bytes");
+
+extern STROBE_THREAD_LOCAL StrobeDynStackHead strobe_dynstack_head;
+extern const StrobeEntry strobe_dynstack_empty;
+extern const StrobeTickDesc strobe_dynstack_no_desc; /* a sentinel's: kind 0, no parent,
+                                                        a function string of its own */
+
+/* How many entries s holds, and its i-th newest (i < depth): how any reader in the
+ * process indexes it (a debugger does the same with s->head->top). */
+static inline uint32_t strobe_dynstack_depth(const StrobeThreadStack *s) {
+  return (uint32_t)(__atomic_load_n(&s->head->top, __ATOMIC_ACQUIRE) - s->entries + 1);
 }
 
-/* The registry: every thread with a dynamic stack, for debuggers and core-file readers
- * (docs/registry.md).  Statically initialised, so a reader can check magic, version and
- * sizes before the program ran any tick.  Threads join when they first tick and leave
- * when they exit; a change holds a lock in the runtime and keeps `generation` odd while
- * the list is inconsistent. */
+static inline const StrobeEntry *strobe_dynstack_at(const StrobeThreadStack *s, uint32_t i) {
+  return __atomic_load_n(&s->head->top, __ATOMIC_ACQUIRE) - i;
+}
+
+/* ==== The registry ==================================================================
+
+   Every thread with a dynamic stack, for debuggers and core-file readers
+   (docs/registry.md).  Statically initialised, so a reader can check magic, version
+   and sizes before the program ran any tick.  Threads join when they first tick and
+   leave when they exit; a change holds a lock in the runtime and keeps `generation`
+   odd while the list is inconsistent. */
 #define STROBE_REGISTRY_MAGIC 0x42525453u /* the bytes "STRB" */
-#define STROBE_REGISTRY_VERSION 1u
+#define STROBE_REGISTRY_VERSION 2u
 
 enum {
   STROBE_REGISTRY_POPS_EVERYWHERE = 1u << 0, /* the options in effect (flags) */
@@ -212,9 +273,8 @@ typedef struct StrobeRegistry {
   uint32_t capacity;            /* 56: the options stacks started now get */
   uint32_t tail_limit;          /* 60 */
   uint32_t flags;               /* 64: STROBE_REGISTRY_* */
-  uint32_t reserved;            /* 68 */
-  StrobeCounters exited;        /* 72: the exited threads' counters, summed (their live
-                                       entries' repeats folded into retired_repeats) */
+  uint32_t head_size;           /* 68: sizeof(StrobeDynStackHead) */
+  StrobeCounters exited;        /* 72: the exited threads' counters and ticks, summed */
 } StrobeRegistry;
 
 STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, magic) == 0, "StrobeRegistry.magic");
@@ -230,46 +290,11 @@ STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, nexited) == 48, "StrobeRegistry.ne
 STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, capacity) == 56, "StrobeRegistry.capacity");
 STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, tail_limit) == 60, "StrobeRegistry.tail_limit");
 STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, flags) == 64, "StrobeRegistry.flags");
+STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, head_size) == 68, "StrobeRegistry.head_size");
 STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, exited) == 72, "StrobeRegistry.exited");
-STROBE_STATIC_ASSERT(sizeof(StrobeRegistry) == 144, "StrobeRegistry is 144 bytes");
+STROBE_STATIC_ASSERT(sizeof(StrobeRegistry) == 120, "StrobeRegistry is 120 bytes");
 
 extern StrobeRegistry strobe_registry;
-
-/* ==== 3. The fast-path cache ========================================================
-
-   A copy of the calling thread's top entry, in one thread-local struct, so that an
-   inline fast path costs one thread-local load, a compare and a branch (the shape of
-   XRay's trampolines).  Every slow path leaves it equal to the stack:
-     depth > 0:                 top_wm = top entry's wm, top_desc = its desc,
-                                top = &its slot
-     depth == 0, dropped > 0:   top_wm = dropped_wm, top_desc = top = NULL
-                                (so that a pop above the dropped entries reaches the
-                                slow path, which forgets them)
-     otherwise, and initially:  top_wm = UINTPTR_MAX, top_desc = top = NULL
-   With an empty stack the pop and ret checks are never taken and every tick reaches
-   the slow path, which pushes (and allocates the thread's stack on its first call).
-
-   The plugin declares it `@strobe_dynstack_cache = external thread_local(initialexec)
-   global` in code that goes into an executable (libstrobe-rt.a, or libstrobe-rt.so
-   loaded at startup), and with the default (general-dynamic) model in code that goes
-   into a shared library. */
-
-#define STROBE_DYNSTACK_CACHE_NAME "strobe_dynstack_cache"
-
-typedef struct StrobeDynStackCache {
-  uintptr_t top_wm;               /*  0 */
-  const StrobeTickDesc *top_desc; /*  8 */
-  StrobeEntry *top;               /* 16 */
-  StrobeThreadStack *stack;       /* 24: the thread's stack, NULL before its first tick */
-} StrobeDynStackCache;
-
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackCache, top_wm) == 0, "cache.top_wm");
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackCache, top_desc) == 8, "cache.top_desc");
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackCache, top) == 16, "cache.top");
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackCache, stack) == 24, "cache.stack");
-STROBE_STATIC_ASSERT(sizeof(StrobeDynStackCache) == 32, "StrobeDynStackCache is 32 bytes");
-
-extern STROBE_THREAD_LOCAL StrobeDynStackCache strobe_dynstack_cache;
 
 /* ==== 4. The intrinsics: slow paths and fast paths ==================================
 
@@ -298,8 +323,9 @@ extern STROBE_THREAD_LOCAL StrobeDynStackCache strobe_dynstack_cache;
      3. No entry at this depth: push desc.
    strobe_pop(sp)   pop every entry with wm < sp.
    strobe_ret(sp)   pop every entry with wm <= sp (Note [Watermarks]).
-   A push into a full ring drops the oldest entry and counts it; nothing fails, and
-   nothing allocates but a thread's first tick. */
+   A push into a full array drops the oldest entries and counts them; nothing fails,
+   and nothing allocates but a thread's first tick.  The ticks are counted by the
+   fast paths, not here. */
 
 #define STROBE_ARG_DESC const StrobeTickDesc *
 #define STROBE_ARG_SP uintptr_t
@@ -313,40 +339,99 @@ extern STROBE_THREAD_LOCAL StrobeDynStackCache strobe_dynstack_cache;
 
 /* The inline fast paths.  The plugin emits exactly this logic in IR (with the cold call
  * in a cold block); these C versions are its reference, used by C callers and by the
- * tests.  Verbatim, with c = &strobe_dynstack_cache (one thread-local address):
+ * tests.  With h = &strobe_dynstack_head (one thread-local address), t = h->top and
+ * p = desc->parent (a constant: Note [A descriptor's parent] in lowering/lower.c):
  *
- *   tick(desc, sp):  if (c->top_desc == desc && c->top_wm == sp)
- *                      c->top->repeats += 1;          // relaxed load and store
- *                    else
- *                      strobe_tick(desc, sp);         // cold
- *   pop(sp):         if (c->top_wm < sp)  strobe_pop(sp);   // cold
- *   ret(sp):         if (c->top_wm <= sp) strobe_ret(sp);   // cold
+ *   tick(desc, sp):  h->ticks += 1                              // relaxed
+ *                    if (sp < t->wm) push:                      // deeper: rule 3
+ *                      if (t + 1 < h->limit) { t[1] = {desc, sp, 0, 0, 0}; h->top = t + 1; }
+ *                      else strobe_tick(desc, sp);              // full: cold
+ *                    else if (sp != t->wm) strobe_tick(desc, sp); // stale: cold
+ *                    else if (t->desc == desc)                  // rule 2a
+ *                      t->repeats += 1;                         // relaxed
+ *                    else if (p && t->desc == p) push;          // rule 2b
+ *                    else if ((p ? t->desc->parent == p : t->desc->function == desc->function)
+ *                             && (t[-1].wm != sp || t[-1].desc == p))
+ *                      *t = {desc, sp, 0, 0, 0};                // rule 2c, then 2b or 3
+ *                    else strobe_tick(desc, sp);                // cold
+ *   pop(sp):         if (t->wm < sp) {                          // stale
+ *                      do t -= 1; while (t->wm < sp);           // stops at a sentinel
+ *                      if (t < h->base) strobe_pop(sp);         // cold: the dropped ones
+ *                      else h->top = t;
+ *                    }
+ *   ret(sp):         the same with <= (Note [Watermarks]), strobe_ret.
  *
- * Watermarks compare unsigned (`icmp ult`, `icmp ule`, `icmp eq`).  tick's fast case is
- * rule 2a with nothing stale (top_wm == sp: nothing is deeper than sp).  The repeat is a
- * relaxed (LLVM `monotonic`) load and store, not a locked read-modify-write: only the
- * owning thread writes it, and strobe_dynstack_stats may read it from another thread;
- * on x86-64 both are plain moves.  A function that is not instrumented but keeps its
- * pop checks (the plugin's pops-everywhere option) uses the same pop fast path.
+ * Watermarks and entry addresses compare unsigned.  A push is rule 3 with nothing
+ * stale (sp < t->wm: t, and everything below it, is shallower), or rule 2b when the
+ * top is desc's parent.  In the sibling case the top is of desc's function, is not
+ * desc and does not contain it: if desc has a parent, the top has the same one (were
+ * the top to contain desc, it would be, or contain, desc's parent); if desc has none,
+ * nothing of its function contains it, and the top has desc's function (the same
+ * string: a module shares one per function, and names are module-qualified).  Rule
+ * 2c pops the top, and the entry below either is at another depth (rule 3) or is
+ * desc's parent (rule 2b): either way desc takes the top's place.  A sentinel's desc
+ * is strobe_dynstack_no_desc, with no parent and a function no other has.  Rule 2a's
+ * content-equal descriptors (the same expression in two modules) are not siblings
+ * here only because two modules do not share a function string: the linker may merge
+ * equal strings, but a program has one module of each (module-qualified) name.
+ *
+ * Sp is a word-aligned address, never UINTPTR_MAX, which no sentinel would stop.  The
+ * inline 2c rewrites the top in place, field by field: a debugger that stops in the
+ * middle may see the new expression with the old repeat count.
+ *
+ * The entry is written before the release store of h->top publishes it, so that a
+ * signal handler on this thread, or a debugger stopping it, never sees a top it has
+ * not written.  Counts that other threads read (ticks, repeats) are relaxed (LLVM
+ * `monotonic`) loads and stores, not locked read-modify-writes: only the owning thread
+ * writes them; on x86-64 they are plain moves.  A function that is not instrumented
+ * but keeps its pop checks (the plugin's pops-everywhere option) uses the same pop
+ * fast path.
  *
  * Every row of intrinsics.def needs one (RTS_ENTRY##_fast, checked below). */
+static inline void strobe_dynstack_count(uint64_t *counter) {
+  __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 static inline void strobe_tick_fast(const StrobeTickDesc *desc, uintptr_t sp) {
-  StrobeDynStackCache *c = &strobe_dynstack_cache;
-  if (c->top_desc == desc && c->top_wm == sp) {
-    uint64_t *r = &c->top->repeats;
-    __atomic_store_n(r, __atomic_load_n(r, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-  } else {
-    strobe_tick(desc, sp);
+  StrobeDynStackHead *h = &strobe_dynstack_head;
+  StrobeEntry *t = h->top;
+  const StrobeTickDesc *p = desc->parent;
+  strobe_dynstack_count(&h->ticks);
+  if (sp < t->wm || (sp == t->wm && p && t->desc == p)) {
+    if (t + 1 < h->limit) {
+      t[1] = (StrobeEntry){.desc = desc, .wm = sp};
+      __atomic_store_n(&h->top, t + 1, __ATOMIC_RELEASE);
+      return;
+    }
+  } else if (sp == t->wm) {
+    if (t->desc == desc) {
+      strobe_dynstack_count(&t->repeats);
+      return;
+    }
+    if ((p ? t->desc->parent == p : t->desc->function == desc->function) &&
+        (t[-1].wm != sp || t[-1].desc == p)) {
+      *t = (StrobeEntry){.desc = desc, .wm = sp};
+      return;
+    }
   }
+  strobe_tick(desc, sp);
 }
 
-static inline void strobe_pop_fast(uintptr_t sp) {
-  if (strobe_dynstack_cache.top_wm < sp) strobe_pop(sp);
+/* pop and ret: inclusive is ret's <= */
+static inline void strobe_dynstack_pop_fast(uintptr_t sp, int inclusive,
+                                            void (*slow)(uintptr_t)) {
+  StrobeDynStackHead *h = &strobe_dynstack_head;
+  StrobeEntry *t = h->top;
+  if (!(t->wm < sp || (inclusive && t->wm == sp))) return;
+  do t--;
+  while (t->wm < sp || (inclusive && t->wm == sp));
+  if (t < h->base) slow(sp);
+  else __atomic_store_n(&h->top, t, __ATOMIC_RELEASE);
 }
 
-static inline void strobe_ret_fast(uintptr_t sp) {
-  if (strobe_dynstack_cache.top_wm <= sp) strobe_ret(sp);
-}
+static inline void strobe_pop_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 0, strobe_pop); }
+
+static inline void strobe_ret_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 1, strobe_ret); }
 
 #ifndef __cplusplus
 /* Each runtime entry, and its fast path, has the prototype intrinsics.def gives it. */
@@ -393,13 +478,12 @@ int strobe_dynstack_dump_at(int fd, uintptr_t sp);
 
 /* Totals over all threads, live and exited; one X row per field. */
 #define STROBE_STATS(X)                                                                  \
-  X(ticks, "ticks executed (the inline repeats included)")                               \
-  X(repeats, "ticks that counted a repeat instead of pushing")                           \
-  X(pushes, "entries pushed")                                                            \
-  X(pops, "entries popped (stale, returned, finished siblings, tail cycles)")            \
+  X(ticks, "ticks executed")                                                             \
+  X(slow_ticks, "ticks that took the slow path (strobe_tick)")                           \
+  X(slow_pops, "pops that took the slow path (strobe_pop)")                              \
+  X(slow_rets, "rets that took the slow path (strobe_ret)")                              \
   X(drops, "entries dropped because a stack was full")                                   \
   X(tail_drops, "tail calls elided by tail_limit")                                       \
-  X(slow_calls, "calls of strobe_tick, strobe_pop and strobe_ret")                       \
   X(threads, "threads that used the dynamic stack")
 
 typedef struct StrobeStats {
