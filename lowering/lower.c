@@ -82,6 +82,7 @@ struct Lowering {
   LLVMContextRef ctx;
   LLVMModuleRef m;
   LLVMBuilderRef b;
+  LLVMBuilderRef alloca_at; /* each function's, before its entry block's branch */
   const LowerOptions *o;
   Diag *d;
   Arena *a;             /* lives as long as the Lowering */
@@ -1129,10 +1130,9 @@ static void function(Lowering *L, const CmmProc *p, const ProcInfo *pi, const Sc
   }
   Worklist todo = {0};
   LLVMValueRef br = LLVMBuildBr(L->b, target(&F, &todo, k));
-  F.alloca_at = LLVMCreateBuilderInContext(L->ctx);
+  F.alloca_at = L->alloca_at; /* the Lowering's: an error longjmps past this function */
   LLVMPositionBuilderBefore(F.alloca_at, br);
   for (uint32_t i = 0; i < todo.n; i++) block(&F, &todo, todo.v[i]);
-  LLVMDisposeBuilder(F.alloca_at);
   dw_function_done(L->dw, &F.dwf);
 }
 
@@ -1289,6 +1289,7 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   L->a = arena_new();
   L->m = LLVMModuleCreateWithNameInContext(module_name, ctx);
   L->b = LLVMCreateBuilderInContext(ctx);
+  L->alloca_at = LLVMCreateBuilderInContext(ctx);
   strmap_init(&L->symbols, L->a, 1024);
   strmap_init(&L->strings, L->a, 64);
   strmap_init(&L->descs, L->a, 256);
@@ -1378,6 +1379,7 @@ void lw_free(Lowering *L) {
   if (!L) return;
   dw_free(L->dw);
   LLVMDisposeBuilder(L->b);
+  LLVMDisposeBuilder(L->alloca_at);
   if (L->m) LLVMDisposeModule(L->m);
   arena_free(L->a);
   free(L);
