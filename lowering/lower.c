@@ -1189,7 +1189,7 @@ static bool is_binding(const CmmProc *p) {
  * like a thunk's, count as that function's. */
 static void find_binding(Lowering *L, const CmmProc *p, ProcInfo *pi, const ScopeTree *tree,
                          uint32_t decl) {
-  if (is_binding(p)) return;
+  if (is_binding(p) || p->nblocks == 0) return; /* no code, no ticks: no binding needed */
   for (const ScopeNode *n = scopes_block_node(tree, decl, 0); n; n = n->parent)
     for (uint32_t i = 0; i < n->nblocks; i++) {
       const CmmProc *q = n->blocks[i].proc;
