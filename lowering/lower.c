@@ -62,16 +62,18 @@ _Static_assert(offsetof(StrobeTickDesc, function) == 24 && offsetof(StrobeTickDe
                    offsetof(StrobeTickDesc, code) == 40 && offsetof(StrobeTickDesc, parent) == 48 &&
                    sizeof(StrobeTickDesc) == 56,
                "the lowering emits StrobeTickDesc as { i32 x 6, ptr, ptr, ptr, ptr }");
-enum { DESC_FIELDS = 10, DESC_PARENT = 9 };
+enum { DESC_FIELDS = 10, DESC_FLAGS = 5, DESC_PARENT = 9 };
 
 /* A tick descriptor of the module; its initializer is set at the end (lw_finish), when
  * every descriptor is known and its parent can be found. */
-typedef struct Desc {
+typedef struct Desc Desc;
+struct Desc {
   LLVMValueRef g;
   LLVMValueRef fields[DESC_FIELDS];
   LLVMValueRef function, file; /* the string constants, one per text */
   uint32_t line1, col1, line2, col2;
-} Desc;
+  Desc *parent; /* set by set_parents */
+};
 
 enum { NPARAMS = 16, P_BASE = 0, P_SP, P_HP, P_R1, P_SPLIM = P_R1 + 6, P_XMM1 };
 static const char *const param_names[NPARAMS] = {"Base", "Sp", "Hp", "R1", "R2", "R3", "R4", "R5",
@@ -582,7 +584,7 @@ static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   LLVMValueRef f[DESC_FIELDS] = {
       LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0), LLVMConstInt(L->i32, n->line1, 0),
       LLVMConstInt(L->i32, n->col1, 0), LLVMConstInt(L->i32, n->line2, 0),
-      LLVMConstInt(L->i32, n->col2, 0), LLVMConstInt(L->i32, 0, 0),
+      LLVMConstInt(L->i32, n->col2, 0), LLVMConstInt(L->i32, 0, 0), /* flags: set_parents */
       d.function, d.file,
       F->fn, /* the code: its function, whose lines the tick's are among */
       LLVMConstPointerNull(L->ptr), /* the parent: set by set_parents */
@@ -611,20 +613,36 @@ static bool encloses(const Desc *a, const Desc *b) {
 
 /* Note [A descriptor's parent]: the parent of a descriptor is the descriptor of the
  * smallest span that strictly contains its own, among those of the same function and
- * file in this module; NULL if none does.  The inline tick (plugin/instrument.c)
- * compares it with the entries at the top, so that a nested tick, and a sibling under
- * the same parent, need no call into the runtime.  Quadratic in the descriptors of a
- * function, which are few. */
+ * file in this module; NULL if none does.  When those spans nest (the notes of a
+ * Haskell binding do), every one of them is on the parent chain, and the descriptor
+ * says so (STROBE_DESC_NESTED): the inline tick (plugin/instrument.c) then tells an
+ * entry that contains it from a finished sibling by the chain alone, and handles
+ * rules 2a-2c of the dynamic stack without calling the runtime.  Quadratic in the
+ * descriptors of a function, which are few. */
+static bool is_enclosing(const Desc *e, const Desc *d) {
+  return e->function == d->function && e->file == d->file && encloses(e, d);
+}
+
 static void set_parents(Lowering *L) {
   for (uint32_t i = 0; i < L->desc.n; i++) {
     Desc *d = &L->desc.v[i];
-    const Desc *parent = NULL;
     for (uint32_t j = 0; j < L->desc.n; j++) {
-      const Desc *e = &L->desc.v[j];
-      if (e->function != d->function || e->file != d->file || !encloses(e, d)) continue;
-      if (!parent || encloses(parent, e)) parent = e;
+      Desc *e = &L->desc.v[j];
+      if (is_enclosing(e, d) && (!d->parent || encloses(d->parent, e))) d->parent = e;
     }
-    if (parent) d->fields[DESC_PARENT] = parent->g;
+  }
+  for (uint32_t i = 0; i < L->desc.n; i++) {
+    Desc *d = &L->desc.v[i];
+    bool nested = true;
+    for (uint32_t j = 0; j < L->desc.n && nested; j++) {
+      const Desc *e = &L->desc.v[j];
+      if (!is_enclosing(e, d)) continue;
+      const Desc *p = d->parent;
+      while (p && p != e) p = p->parent;
+      nested = p == e;
+    }
+    d->fields[DESC_FLAGS] = LLVMConstInt(L->i32, nested ? STROBE_DESC_NESTED : 0, 0);
+    if (d->parent) d->fields[DESC_PARENT] = d->parent->g;
     LLVMSetInitializer(d->g, LLVMConstNamedStruct(L->desc_type, d->fields, DESC_FIELDS));
   }
 }

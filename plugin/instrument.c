@@ -17,16 +17,21 @@
  *
  *   tick(desc, sp):  h->ticks += 1 (monotonic); t = h->top; wm = t->wm
  *                    br (sp <u wm), room, same
- *     room:          n = t + 1; br (n <u h->limit), push, cold     ; weights 2^20-1 : 1
+ *     same:          br (wm == sp), walk, cold                     ; weights 2^20-1 : 1
+ *     walk:          at = phi [t, same], [at - 1, step]; d = at->desc
+ *                    br (d == desc), again, other
+ *     again:         br (at == t), repeat, popped
+ *     popped:        at->flags &= ~TAIL; store release at -> h->top; br repeat
+ *     repeat:        at->repeats += 1 (monotonic); br cont
+ *     other:         br (d == c1 | d == c2 | ...), room, sibling   ; desc's constant
+ *                                                                  ; parent chain
+ *     sibling:       br (d->function == desc->function), step, cold ; likewise
+ *     step:          br ((at - 1)->wm == sp), walk, room
+ *     room:          base = phi [t, entry], [at, other], [at - 1, step]; n = base + 1
+ *                    br (n <u h->limit), push, cold                ; likewise
  *     push:          *n = {desc, sp, 0, 0|0}; store release n -> h->top; br cont
- *     same:          br (wm == sp), nested, cold                   ; likewise
- *     nested:        d = t->desc; br (d == desc), repeat, not_again
- *     repeat:        t->repeats += 1 (monotonic); br cont
- *     not_again:     p = desc->parent                              ; a constant at -O1
- *                    br (p != null & d == p), room, sibling
- *     sibling:       br ((p != null ? d->parent == p : d->function == desc->function)
- *                        & ((t - 1)->wm != sp | (t - 1)->desc == p)), replace, cold ; likewise
- *     replace:       *t = {desc, sp, 0, 0|0}; br cont
+ *   When desc is not a constant flagged STROBE_DESC_NESTED (parent_chain), `other`
+ *   branches to cold, and sibling and step are not made.
  *   pop(sp):         t0 = h->top; br (t0->wm <u sp), loop, cont    ; weights 1 : 2^20-1
  *     loop:          t = phi [t0, loop's t - 1]; br ((t - 1)->wm <u sp), loop, done
  *     done:          br (t - 1 <u h->base), cold, set              ; weights 1 : 2^20-1
@@ -575,63 +580,114 @@ static LLVMValueRef entry_at(Pass *p, LLVMValueRef e, long n, const char *name) 
   return LLVMBuildInBoundsGEP2(p->b, LLVMInt8TypeInContext(p->ctx), e, &idx, 1, name);
 }
 
+/* desc's parent chain, if desc is a constant descriptor whose flags say the chain has
+ * every descriptor that contains it (STROBE_DESC_NESTED): its length, with the chain
+ * in chain[0..], nearest first; -1 if it is not known (desc not a constant, not NESTED,
+ * or the chain longer than max). */
+static int parent_chain(LLVMValueRef desc, LLVMValueRef *chain, int max) {
+  enum { FLAGS = 5, PARENT = 9 }; /* StrobeTickDesc's fields, as the lowering emits them */
+  _Static_assert(offsetof(StrobeTickDesc, flags) == 5 * 4 && offsetof(StrobeTickDesc, parent) == 48,
+                 "StrobeTickDesc is { i32 x 6, ptr, ptr, ptr, ptr }");
+  int n = 0;
+  for (LLVMValueRef d = desc; d; n++) {
+    if (!LLVMIsAGlobalVariable(d) || !LLVMIsGlobalConstant(d)) return -1;
+    LLVMValueRef init = LLVMGetInitializer(d);
+    if (!init || !LLVMIsAConstantStruct(init) || LLVMGetNumOperands(init) != PARENT + 1) return -1;
+    LLVMValueRef flags = LLVMGetOperand(init, FLAGS);
+    if (d == desc && (!LLVMIsAConstantInt(flags) || !(LLVMConstIntGetZExtValue(flags) & STROBE_DESC_NESTED)))
+      return -1;
+    LLVMValueRef parent = LLVMGetOperand(init, PARENT);
+    if (LLVMIsNull(parent)) break;
+    if (n == max) return -1;
+    chain[n] = parent;
+    d = parent;
+  }
+  return n;
+}
+
 /* The tick fast path, at the builder (Note [The fast paths in IR]). */
 static void build_tick(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef sp,
                        LLVMBasicBlockRef cold, LLVMBasicBlockRef cont) {
+  enum { MAX_CHAIN = 32 };
+  LLVMValueRef chain[MAX_CHAIN];
+  int nchain = parent_chain(desc, chain, MAX_CHAIN);
+  LLVMBasicBlockRef entry = LLVMGetInsertBlock(p->b);
+  LLVMBasicBlockRef same = new_block(p, SP_TICK, "same", cont), walk = new_block(p, SP_TICK, "walk", cont),
+                    again = new_block(p, SP_TICK, "again", cont), popped = new_block(p, SP_TICK, "popped", cont),
+                    repeat = new_block(p, SP_TICK, "repeat", cont), other = new_block(p, SP_TICK, "other", cont),
+                    sibling = new_block(p, SP_TICK, "sibling", cont), step = new_block(p, SP_TICK, "step", cont),
+                    room = new_block(p, SP_TICK, "room", cont), push = new_block(p, SP_TICK, "push", cont);
+
   count(p, field(p, h, offsetof(StrobeDynStackHead, ticks), "dyn.ticks.addr"), "dyn.ticks");
   LLVMValueRef t = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
   LLVMValueRef wm = load(p, p->word, field(p, t, offsetof(StrobeEntry, wm), "dyn.wm.addr"), "dyn.wm");
-  LLVMBasicBlockRef room = new_block(p, SP_TICK, "room", cont), push = new_block(p, SP_TICK, "push", cont),
-                    same = new_block(p, SP_TICK, "same", cont), nested = new_block(p, SP_TICK, "nested", cont),
-                    repeat = new_block(p, SP_TICK, "repeat", cont),
-                    not_again = new_block(p, SP_TICK, "not_again", cont),
-                    sibling = new_block(p, SP_TICK, "sibling", cont),
-                    replace = new_block(p, SP_TICK, "replace", cont);
   LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntULT, sp, wm, "dyn.deeper"), room, same);
 
-  LLVMPositionBuilderAtEnd(p->b, room);
-  LLVMValueRef n = entry_at(p, t, 1, "dyn.next");
+  LLVMPositionBuilderAtEnd(p->b, same); /* sp > wm: stale entries, for the runtime */
+  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, wm, sp, "dyn.same_wm"), walk, cold, false);
+
+  LLVMPositionBuilderAtEnd(p->b, walk); /* the entries at sp, from the top */
+  LLVMValueRef at = LLVMBuildPhi(p->b, p->ptr, "dyn.at");
+  LLVMValueRef d = load(p, p->ptr, field(p, at, offsetof(StrobeEntry, desc), ""), "dyn.desc");
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, d, desc, "dyn.again"), again, other);
+
+  LLVMPositionBuilderAtEnd(p->b, again); /* rule 2a */
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, at, t, "dyn.at_top"), repeat, popped);
+  LLVMPositionBuilderAtEnd(p->b, popped); /* after rule 2c: at runs again, not a tail caller */
+  LLVMValueRef flags_addr = field(p, at, offsetof(StrobeEntry, flags), "dyn.flags.addr");
+  LLVMValueRef flags = LLVMBuildLoad2(p->b, p->i32, flags_addr, "dyn.flags");
+  LLVMSetAlignment(flags, 8);
+  flags = LLVMBuildAnd(p->b, flags, LLVMConstInt(p->i32, ~(uint32_t)STROBE_ENTRY_TAIL, 0), "dyn.flags.untail");
+  LLVMSetAlignment(LLVMBuildStore(p->b, flags, flags_addr), 8);
+  store(p, at, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
+  LLVMBuildBr(p->b, repeat);
+  LLVMPositionBuilderAtEnd(p->b, repeat);
+  count(p, field(p, at, offsetof(StrobeEntry, repeats), "dyn.repeats.addr"), "dyn.repeats");
+  LLVMBuildBr(p->b, cont);
+
+  LLVMPositionBuilderAtEnd(p->b, room); /* push on base */
+  LLVMValueRef base = LLVMBuildPhi(p->b, p->ptr, "dyn.base");
+  LLVMAddIncoming(base, &t, &entry, 1);
+  LLVMValueRef n = entry_at(p, base, 1, "dyn.next");
   LLVMValueRef limit = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, limit), "dyn.limit.addr"),
                             "dyn.limit");
   branch(p, LLVMBuildICmp(p->b, LLVMIntULT, n, limit, "dyn.room"), push, cold, false);
+  LLVMAddIncoming(at, &t, &same, 1);
+
+  LLVMPositionBuilderAtEnd(p->b, other);
+  if (nchain < 0) { /* the chain is not known: the runtime tells the entries apart */
+    LLVMBuildBr(p->b, cold);
+    LLVMDeleteBasicBlock(sibling);
+    LLVMDeleteBasicBlock(step);
+  } else {
+    LLVMValueRef on_chain = NULL; /* rule 2b: at contains desc */
+    for (int i = 0; i < nchain; i++) {
+      LLVMValueRef is = LLVMBuildICmp(p->b, LLVMIntEQ, d, chain[i], "dyn.encloses");
+      on_chain = on_chain ? LLVMBuildOr(p->b, on_chain, is, "dyn.encloses") : is;
+    }
+    if (on_chain) {
+      LLVMBuildCondBr(p->b, on_chain, room, sibling);
+      LLVMAddIncoming(base, &at, &other, 1);
+    } else {
+      LLVMBuildBr(p->b, sibling);
+    }
+
+    LLVMPositionBuilderAtEnd(p->b, sibling); /* rule 2c, or another function's (2d: cold) */
+    LLVMValueRef d_function = load(p, p->ptr, field(p, d, offsetof(StrobeTickDesc, function), ""), "dyn.desc.function");
+    LLVMValueRef function = load(p, p->ptr, field(p, desc, offsetof(StrobeTickDesc, function), ""), "dyn.function");
+    branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, d_function, function, "dyn.same_function"), step, cold, false);
+
+    LLVMPositionBuilderAtEnd(p->b, step); /* pop it; rule 3 if nothing else is at sp */
+    LLVMValueRef below = entry_at(p, at, -1, "dyn.below");
+    LLVMValueRef below_wm = load(p, p->word, field(p, below, offsetof(StrobeEntry, wm), ""), "dyn.below.wm");
+    LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, below_wm, sp, "dyn.below.same_wm"), walk, room);
+    LLVMAddIncoming(at, &below, &step, 1);
+    LLVMAddIncoming(base, &below, &step, 1);
+  }
 
   LLVMPositionBuilderAtEnd(p->b, push);
   store_entry(p, n, desc, sp);
   store(p, n, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
-  LLVMBuildBr(p->b, cont);
-
-  LLVMPositionBuilderAtEnd(p->b, same);
-  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, wm, sp, "dyn.same_wm"), nested, cold, false);
-
-  LLVMPositionBuilderAtEnd(p->b, nested);
-  LLVMValueRef d = load(p, p->ptr, field(p, t, offsetof(StrobeEntry, desc), ""), "dyn.desc");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, d, desc, "dyn.again"), repeat, not_again);
-  LLVMPositionBuilderAtEnd(p->b, not_again);
-  LLVMValueRef parent = load(p, p->ptr, field(p, desc, offsetof(StrobeTickDesc, parent), "dyn.parent.addr"),
-                             "dyn.parent");
-  LLVMValueRef has_parent = LLVMBuildICmp(p->b, LLVMIntNE, parent, LLVMConstPointerNull(p->ptr), "dyn.has_parent");
-  LLVMBuildCondBr(p->b, LLVMBuildAnd(p->b, has_parent, LLVMBuildICmp(p->b, LLVMIntEQ, d, parent, ""), "dyn.in_top"),
-                  room, sibling);
-
-  LLVMPositionBuilderAtEnd(p->b, sibling);
-  LLVMValueRef d_parent = load(p, p->ptr, field(p, d, offsetof(StrobeTickDesc, parent), ""), "dyn.top.parent");
-  LLVMValueRef below = entry_at(p, t, -1, "dyn.below");
-  LLVMValueRef below_wm = load(p, p->word, field(p, below, offsetof(StrobeEntry, wm), ""), "dyn.below.wm");
-  LLVMValueRef below_desc = load(p, p->ptr, field(p, below, offsetof(StrobeEntry, desc), ""), "dyn.below.desc");
-  LLVMValueRef under = LLVMBuildOr(p->b, LLVMBuildICmp(p->b, LLVMIntNE, below_wm, sp, ""),
-                                   LLVMBuildICmp(p->b, LLVMIntEQ, below_desc, parent, ""), "dyn.below.ok");
-  LLVMValueRef d_function = load(p, p->ptr, field(p, d, offsetof(StrobeTickDesc, function), ""), "dyn.top.function");
-  LLVMValueRef function = load(p, p->ptr, field(p, desc, offsetof(StrobeTickDesc, function), ""), "dyn.function");
-  LLVMValueRef siblings = LLVMBuildSelect(p->b, has_parent, LLVMBuildICmp(p->b, LLVMIntEQ, d_parent, parent, ""),
-                                          LLVMBuildICmp(p->b, LLVMIntEQ, d_function, function, ""), "dyn.siblings");
-  branch(p, LLVMBuildAnd(p->b, siblings, under, "dyn.replace"), replace, cold, false);
-
-  LLVMPositionBuilderAtEnd(p->b, replace);
-  store_entry(p, t, desc, sp);
-  LLVMBuildBr(p->b, cont);
-
-  LLVMPositionBuilderAtEnd(p->b, repeat);
-  count(p, field(p, t, offsetof(StrobeEntry, repeats), "dyn.repeats.addr"), "dyn.repeats");
   LLVMBuildBr(p->b, cont);
 }
 

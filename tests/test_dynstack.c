@@ -8,9 +8,14 @@
  * Each test starts a fresh stack on the calling thread with the options it needs
  * (fresh()).  A rule test runs twice (RULE_TEST): with the fast paths, as instrumented
  * code calls them, and with the slow paths only; both must give the stack the rule
- * says.  Watermarks are made-up Cmm Sp values: the stack grows down, so a deeper frame
- * has a smaller one.  Crashes and exits happen in a child process whose stderr the
- * test reads. */
+ * says.  So do the tests of what the fast paths do inline (test_inline_*), which also
+ * count the slow paths' calls in their fast run: the inline tick's walk down the
+ * entries at sp (repeat, push on an entry of the descriptor's parent chain, pop its
+ * function's other entries) for descriptors flagged STROBE_DESC_NESTED, and only the
+ * repeat of the top for the others.  Every cold call of the inline tick is checked to
+ * find the stack as the fast path found it (cold_tick).  Watermarks are made-up Cmm Sp
+ * values: the stack grows down, so a deeper frame has a smaller one.  Crashes and
+ * exits happen in a child process whose stderr the test reads. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* gettid */
 #endif
@@ -30,76 +35,108 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The inline tick's cold call, strobe_tick, is cold_tick here (below): it checks that
+ * the fast path stored nothing before calling it (strobe/dynstack.h §4: "a cold call
+ * finds the stack as it was"), then calls the runtime's strobe_tick.  The fast paths
+ * are otherwise the header's, unchanged. */
+#define strobe_tick cold_tick
 #include "strobe/dynstack.h"
+#undef strobe_tick
 #include "strobe/rt.h"
+
+void strobe_tick(const StrobeTickDesc *desc, uintptr_t sp); /* the runtime's */
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-/* As the lowering emits them: constants in the strobe_ticks section, each with the
- * parent the lowering gives it (Note [A descriptor's parent] in lowering/lower.c;
- * test_parents_are_the_lowerings checks them).  A parent comes before its children. */
-#define TICK_DESC(var, parent, fn, file, l1, c1, l2, c2)                                   \
+/* As the lowering emits them: constants in the strobe_ticks section, one string per
+ * function name and per file in a "module" (here: string literals, which the compiler
+ * merges; test_parents_are_the_lowerings checks it), each with the parent and the flags
+ * the lowering gives it (Note [A descriptor's parent] in lowering/lower.c, checked by
+ * the same test).  A parent comes before its children.  NESTED (STROBE_DESC_NESTED):
+ * every span of its function and file that contains the descriptor's is on its parent
+ * chain, so that the inline tick handles rules 2b and 2c; 0: the runtime does. */
+#define NESTED STROBE_DESC_NESTED
+#define TICK_DESC(var, parent, flags, fn, file, l1, c1, l2, c2)                            \
   static const StrobeTickDesc var                                                          \
       __attribute__((section(STROBE_TICK_SECTION), used, aligned(8))) = {                  \
-          STROBE_TICK_SOURCE_NOTE, l1, c1, l2, c2, 0, fn, file, NULL, parent}
+          STROBE_TICK_SOURCE_NOTE, l1, c1, l2, c2, flags, fn, file, NULL, parent}
 
-TICK_DESC(fact_body, NULL, "Main.fact", "Fact.hs", 15, 1, 17, 30); /* (15,1)-(17,30) */
-TICK_DESC(fact_rhs, &fact_body, "Main.fact", "Fact.hs", 15, 10, 15, 25); /* nested in it */
-TICK_DESC(fact_call, &fact_body, "Main.fact", "Fact.hs", 16, 5, 16, 20); /* its sibling */
-TICK_DESC(go_a, NULL, "Main.go", "Go.hs", 3, 7, 3, 7);
-TICK_DESC(go_b, NULL, "Main.go", "Go.hs", 4, 7, 4, 12); /* siblings with no parent */
-TICK_DESC(level2, NULL, "Main.level2", "Crash.hs", 6, 14, 6, 22);
-TICK_DESC(level3, NULL, "Main.level3", "Crash.hs", 9, 1, 10, 20);
-TICK_DESC(crash, NULL, "Main.crash", "Crash.hs", 12, 3, 12, 20);
-TICK_DESC(ping, NULL, "Main.ping", "Loop.hs", 1, 1, 1, 40);
-TICK_DESC(ping_inner, &ping, "Main.ping", "Loop.hs", 1, 10, 1, 20); /* nested in ping */
-TICK_DESC(ping_other, NULL, "Main.ping", "Loop.hs", 2, 1, 2, 40);   /* not nested in ping */
-TICK_DESC(pong, NULL, "Main.pong", "Loop.hs", 5, 1, 5, 40);
-TICK_DESC(f1, NULL, "T.f1", "T.hs", 1, 1, 1, 9);
-TICK_DESC(f2, NULL, "T.f2", "T.hs", 2, 1, 2, 9);
-TICK_DESC(f3, NULL, "T.f3", "T.hs", 3, 1, 3, 9);
-TICK_DESC(f4, NULL, "T.f4", "T.hs", 4, 1, 4, 9);
-TICK_DESC(f5, NULL, "T.f5", "T.hs", 5, 1, 5, 9);
-TICK_DESC(other_file, NULL, "Main.fact", "Other.hs", 15, 12, 15, 20); /* inside fact_rhs's
-                                                                       span, another file */
+TICK_DESC(fact_body, NULL, NESTED, "Main.fact", "Fact.hs", 15, 1, 17, 30); /* (15,1)-(17,30) */
+TICK_DESC(fact_rhs, &fact_body, NESTED, "Main.fact", "Fact.hs", 15, 10, 15, 25); /* nested */
+TICK_DESC(fact_call, &fact_body, NESTED, "Main.fact", "Fact.hs", 16, 5, 16, 20); /* sibling */
+TICK_DESC(go_a, NULL, NESTED, "Main.go", "Go.hs", 3, 7, 3, 7);
+TICK_DESC(go_b, NULL, NESTED, "Main.go", "Go.hs", 4, 7, 4, 12); /* siblings, no parent */
+TICK_DESC(level2, NULL, NESTED, "Main.level2", "Crash.hs", 6, 14, 6, 22);
+TICK_DESC(level3, NULL, NESTED, "Main.level3", "Crash.hs", 9, 1, 10, 20);
+TICK_DESC(crash, NULL, NESTED, "Main.crash", "Crash.hs", 12, 3, 12, 20);
+TICK_DESC(ping, NULL, NESTED, "Main.ping", "Loop.hs", 1, 1, 1, 40);
+TICK_DESC(ping_inner, &ping, NESTED, "Main.ping", "Loop.hs", 1, 10, 1, 20); /* in ping */
+TICK_DESC(ping_other, NULL, NESTED, "Main.ping", "Loop.hs", 2, 1, 2, 40); /* not in ping */
+TICK_DESC(pong, NULL, NESTED, "Main.pong", "Loop.hs", 5, 1, 5, 40);
+TICK_DESC(f1, NULL, NESTED, "T.f1", "T.hs", 1, 1, 1, 9);
+TICK_DESC(f2, NULL, NESTED, "T.f2", "T.hs", 2, 1, 2, 9);
+TICK_DESC(f3, NULL, NESTED, "T.f3", "T.hs", 3, 1, 3, 9);
+TICK_DESC(f4, NULL, NESTED, "T.f4", "T.hs", 4, 1, 4, 9);
+TICK_DESC(f5, NULL, NESTED, "T.f5", "T.hs", 5, 1, 5, 9);
+TICK_DESC(other_file, NULL, NESTED, "Main.fact", "Other.hs", 15, 12, 15, 20); /* inside
+                                                    fact_rhs's span, another file */
 /* A function with nested spans three deep:
  *   walk = let { x; y; z } in case { alt1; alt2 = l r }; res */
-TICK_DESC(walk, NULL, "Main.walk", "Walk.hs", 1, 1, 9, 40);
-TICK_DESC(walk_let, &walk, "Main.walk", "Walk.hs", 2, 3, 4, 30);
-TICK_DESC(walk_x, &walk_let, "Main.walk", "Walk.hs", 2, 5, 2, 20);
-TICK_DESC(walk_y, &walk_let, "Main.walk", "Walk.hs", 3, 5, 3, 20);
-TICK_DESC(walk_z, &walk_let, "Main.walk", "Walk.hs", 4, 5, 4, 30);
-TICK_DESC(walk_case, &walk, "Main.walk", "Walk.hs", 5, 3, 8, 30);
-TICK_DESC(walk_alt1, &walk_case, "Main.walk", "Walk.hs", 6, 5, 6, 20);
-TICK_DESC(walk_alt2, &walk_case, "Main.walk", "Walk.hs", 7, 5, 8, 30);
-TICK_DESC(walk_alt2_l, &walk_alt2, "Main.walk", "Walk.hs", 7, 7, 7, 12);
-TICK_DESC(walk_alt2_r, &walk_alt2, "Main.walk", "Walk.hs", 8, 7, 8, 12);
-TICK_DESC(walk_res, &walk, "Main.walk", "Walk.hs", 9, 3, 9, 40);
+TICK_DESC(walk, NULL, NESTED, "Main.walk", "Walk.hs", 1, 1, 9, 40);
+TICK_DESC(walk_let, &walk, NESTED, "Main.walk", "Walk.hs", 2, 3, 4, 30);
+TICK_DESC(walk_x, &walk_let, NESTED, "Main.walk", "Walk.hs", 2, 5, 2, 20);
+TICK_DESC(walk_y, &walk_let, NESTED, "Main.walk", "Walk.hs", 3, 5, 3, 20);
+TICK_DESC(walk_z, &walk_let, NESTED, "Main.walk", "Walk.hs", 4, 5, 4, 30);
+TICK_DESC(walk_case, &walk, NESTED, "Main.walk", "Walk.hs", 5, 3, 8, 30);
+TICK_DESC(walk_alt1, &walk_case, NESTED, "Main.walk", "Walk.hs", 6, 5, 6, 20);
+TICK_DESC(walk_alt2, &walk_case, NESTED, "Main.walk", "Walk.hs", 7, 5, 8, 30);
+TICK_DESC(walk_alt2_l, &walk_alt2, NESTED, "Main.walk", "Walk.hs", 7, 7, 7, 12);
+TICK_DESC(walk_alt2_r, &walk_alt2, NESTED, "Main.walk", "Walk.hs", 8, 7, 8, 12);
+TICK_DESC(walk_res, &walk, NESTED, "Main.walk", "Walk.hs", 9, 3, 9, 40);
+/* A local function of walk's, its code a function of its own (another name) whose span
+ * is inside walk_y's: the slow path's rule 2b pushes it on walk_y (the same file), not
+ * as a tail call; inline, an entry of another function is for the slow path. */
+TICK_DESC(walk_go, NULL, NESTED, "Main.walk_go", "Walk.hs", 3, 7, 3, 15);
 /* Another function of the same file, and one of another file. */
-TICK_DESC(step, NULL, "Main.step", "Walk.hs", 11, 1, 13, 20);
-TICK_DESC(step_a, &step, "Main.step", "Walk.hs", 12, 3, 12, 20);
-TICK_DESC(step_b, &step, "Main.step", "Walk.hs", 13, 3, 13, 20);
-TICK_DESC(loop, NULL, "Main.loop", "Loop.hs", 10, 1, 12, 40);
-TICK_DESC(loop_a, &loop, "Main.loop", "Loop.hs", 11, 3, 11, 30);
-TICK_DESC(loop_b, &loop, "Main.loop", "Loop.hs", 12, 3, 12, 30);
+TICK_DESC(step, NULL, NESTED, "Main.step", "Walk.hs", 11, 1, 13, 20);
+TICK_DESC(step_a, &step, NESTED, "Main.step", "Walk.hs", 12, 3, 12, 20);
+TICK_DESC(step_b, &step, NESTED, "Main.step", "Walk.hs", 13, 3, 13, 20);
+TICK_DESC(loop, NULL, NESTED, "Main.loop", "Loop.hs", 10, 1, 12, 40);
+TICK_DESC(loop_a, &loop, NESTED, "Main.loop", "Loop.hs", 11, 3, 11, 30);
+TICK_DESC(loop_b, &loop, NESTED, "Main.loop", "Loop.hs", 12, 3, 12, 30);
+/* Spans that do not nest: lap_p and lap_q overlap (lines 23-24), and lap_in is inside
+ * both.  Its parent is lap_p (the lowering keeps the first of two smallest candidates
+ * that do not contain each other), so lap_q, which contains it, is not on its chain:
+ * not NESTED, and neither is lap_in_a, inside lap_in (and so inside lap_q too).  The
+ * others are: what contains them is on their chains.
+ *   lap     (20,1)-(28,40)
+ *   lap_p   (21,3)-(24,40)    lap_x (22,5)-(22,20)    lap_in (23,5)-(23,20)
+ *   lap_q   (23,3)-(26,40)    lap_y (25,5)-(25,20)    lap_in_a (23,7)-(23,12) */
+TICK_DESC(lap, NULL, NESTED, "Main.lap", "Lap.hs", 20, 1, 28, 40);
+TICK_DESC(lap_p, &lap, NESTED, "Main.lap", "Lap.hs", 21, 3, 24, 40);
+TICK_DESC(lap_q, &lap, NESTED, "Main.lap", "Lap.hs", 23, 3, 26, 40);
+TICK_DESC(lap_x, &lap_p, NESTED, "Main.lap", "Lap.hs", 22, 5, 22, 20);
+TICK_DESC(lap_in, &lap_p, 0, "Main.lap", "Lap.hs", 23, 5, 23, 20);
+TICK_DESC(lap_in_a, &lap_in, 0, "Main.lap", "Lap.hs", 23, 7, 23, 12);
+TICK_DESC(lap_y, &lap_q, NESTED, "Main.lap", "Lap.hs", 25, 5, 25, 20);
 /* The same notes again, in descriptors with strings of their own (their own module's,
  * or a producer's that does not share strings) and their own parents: the slow paths
  * count them as the same expressions, by content; the fast paths, which compare
  * addresses, leave them to the slow paths. */
 static const char other_fact[] = "Main.fact", other_fact_hs[] = "Fact.hs",
                   other_walk[] = "Main.walk", other_walk_hs[] = "Walk.hs";
-TICK_DESC(fact_body_too, NULL, other_fact, other_fact_hs, 15, 1, 17, 30);
-TICK_DESC(walk_let_too, NULL, other_walk, other_walk_hs, 2, 3, 4, 30);
-TICK_DESC(walk_x_too, &walk_let_too, other_walk, other_walk_hs, 2, 5, 2, 20);
-TICK_DESC(walk_y_too, &walk_let_too, other_walk, other_walk_hs, 3, 5, 3, 20);
+TICK_DESC(fact_body_too, NULL, NESTED, other_fact, other_fact_hs, 15, 1, 17, 30);
+TICK_DESC(walk_let_too, NULL, NESTED, other_walk, other_walk_hs, 2, 3, 4, 30);
+TICK_DESC(walk_x_too, &walk_let_too, NESTED, other_walk, other_walk_hs, 2, 5, 2, 20);
+TICK_DESC(walk_y_too, &walk_let_too, NESTED, other_walk, other_walk_hs, 3, 5, 3, 20);
 
 /* The descriptors of the two "modules": this one's, and the other's. */
 static const StrobeTickDesc *const module_descs[] = {
     &fact_body, &fact_rhs, &fact_call, &go_a, &go_b, &level2, &level3, &crash, &ping,
     &ping_inner, &ping_other, &pong, &f1, &f2, &f3, &f4, &f5, &other_file, &walk,
     &walk_let, &walk_x, &walk_y, &walk_z, &walk_case, &walk_alt1, &walk_alt2,
-    &walk_alt2_l, &walk_alt2_r, &walk_res, &step, &step_a, &step_b, &loop, &loop_a,
-    &loop_b,
+    &walk_alt2_l, &walk_alt2_r, &walk_res, &walk_go, &step, &step_a, &step_b, &loop,
+    &loop_a, &loop_b, &lap, &lap_p, &lap_q, &lap_x, &lap_in, &lap_in_a, &lap_y,
 };
 static const StrobeTickDesc *const other_module_descs[] = {
     &fact_body_too, &walk_let_too, &walk_x_too, &walk_y_too,
@@ -216,9 +253,61 @@ static void check_invariants(int line) {
   }
 }
 
+/* ---- the fast tick's cold call ------------------------------------------------------ */
+
+/* The stack as a fast tick found it: the head's top, and the entries from the lower
+ * sentinel up to the slot above the top (where a push writes), while `armed`. */
+enum { MAX_WATCHED = 1024 + 3 };
+static struct {
+  bool armed;
+  const StrobeEntry *top, *from; /* from: entries[-2], or NULL with no stack */
+  size_t n;                      /* entries from `from` on */
+  StrobeEntry copy[MAX_WATCHED];
+} watched;
+
+/* Calls of cold_tick: those that found the stack as the fast path did (an unarmed one,
+ * a call of strobe_tick_fast outside fast_tick, is not checked). */
+static uint64_t cold_ticks, cold_ticks_checked;
+
+static void fast_tick(const StrobeTickDesc *d, uintptr_t sp) {
+  const StrobeDynStackHead *h = &strobe_dynstack_head;
+  const StrobeThreadStack *s = strobe_dynstack_current();
+  watched.top = h->top;
+  watched.from = NULL;
+  watched.n = 0;
+  if (s) {
+    const StrobeEntry *end = h->top + 1 < h->limit ? h->top + 2 : h->limit;
+    watched.from = s->entries - 2;
+    watched.n = (size_t)(end - watched.from);
+    assert_true(watched.n <= MAX_WATCHED);
+    memcpy(watched.copy, watched.from, watched.n * sizeof(StrobeEntry));
+  }
+  watched.armed = true;
+  strobe_tick_fast(d, sp);
+  watched.armed = false;
+}
+
+void cold_tick(const StrobeTickDesc *desc, uintptr_t sp) {
+  cold_ticks++;
+  if (watched.armed) {
+    watched.armed = false;
+    if (strobe_dynstack_head.top != watched.top)
+      broken(__LINE__, "tick(%s %u:%u, %#lx): the fast path moved the top (%p to %p) and "
+             "then called strobe_tick", desc->function, desc->line1, desc->col1,
+             (unsigned long)sp, (const void *)watched.top, (const void *)strobe_dynstack_head.top);
+    for (size_t i = 0; i < watched.n; i++)
+      if (memcmp(&watched.from[i], &watched.copy[i], sizeof(StrobeEntry)))
+        broken(__LINE__, "tick(%s %u:%u, %#lx): the fast path wrote entries[%td] and then "
+               "called strobe_tick", desc->function, desc->line1, desc->col1,
+               (unsigned long)sp, (ptrdiff_t)i - 2);
+    cold_ticks_checked++;
+  }
+  strobe_tick(desc, sp);
+}
+
 static void tick(const StrobeTickDesc *d, uintptr_t sp) {
   if (paths == SLOW) strobe_tick(d, sp);
-  else strobe_tick_fast(d, sp);
+  else fast_tick(d, sp);
 }
 
 static void pop(uintptr_t sp) {
@@ -293,8 +382,10 @@ static SlowCalls slow_calls(void) {
   return (SlowCalls){s->counters.slow_ticks, s->counters.slow_pops, s->counters.slow_rets};
 }
 
+/* (With the slow paths only, every call is one: nothing to check.) */
 #define EXPECT_SLOW_CALLS(before, t, p, r)                                               \
   do {                                                                                   \
+    if (paths == SLOW) break;                                                            \
     SlowCalls now_ = slow_calls();                                                       \
     if (now_.ticks - (before).ticks != (t) || now_.pops - (before).pops != (p) ||        \
         now_.rets - (before).rets != (r))                                                \
@@ -330,20 +421,47 @@ static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
          before_or_at(b->line2, b->col2, a->line2, a->col2);
 }
 
-/* Each module's parents are those the lowering's set_parents gives: the smallest span
- * of the same function and file that strictly contains the descriptor's. */
+/* e and d are of the same function and file (in one module: the same text), and e's
+ * span strictly contains d's: the lowering's is_enclosing. */
+static bool is_enclosing(const StrobeTickDesc *e, const StrobeTickDesc *d) {
+  return !strcmp(e->function, d->function) && !strcmp(e->file, d->file) && encloses(e, d);
+}
+
+/* Each module's descriptors are as the lowering's set_parents makes them (Note [A
+ * descriptor's parent] in lowering/lower.c), in the order the module lists them:
+ *   parent: of those enclosing the descriptor, taken in order, each one that the
+ *           parent so far encloses (the smallest span, the first of equals);
+ *   flags:  STROBE_DESC_NESTED iff every descriptor enclosing it is on its parent
+ *           chain (none enclosing it: NESTED).
+ * And the module shares one string per function name and per file, as the lowering
+ * does (string_const): the inline tick compares functions by address. */
 static void check_parents(const StrobeTickDesc *const *descs, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const StrobeTickDesc *d = descs[i], *parent = NULL;
     for (size_t j = 0; j < n; j++) {
       const StrobeTickDesc *e = descs[j];
-      if (strcmp(e->function, d->function) || strcmp(e->file, d->file) || !encloses(e, d))
-        continue;
-      if (!parent || encloses(parent, e)) parent = e;
+      if (is_enclosing(e, d) && (!parent || encloses(parent, e))) parent = e;
     }
     if (d->parent != parent)
       fail_msg("%s %u:%u: parent %p, the lowering would give %p", d->function, d->line1,
                d->col1, (const void *)d->parent, (const void *)parent);
+    bool nested = true;
+    for (size_t j = 0; j < n && nested; j++) {
+      const StrobeTickDesc *e = descs[j], *p = d->parent;
+      if (!is_enclosing(e, d)) continue;
+      while (p && p != e) p = p->parent;
+      nested = p == e;
+    }
+    if (d->flags != (nested ? STROBE_DESC_NESTED : 0u))
+      fail_msg("%s %u:%u: flags %#x, the lowering would give %#x", d->function, d->line1,
+               d->col1, d->flags, nested ? STROBE_DESC_NESTED : 0u);
+    for (size_t j = 0; j < n; j++) {
+      const StrobeTickDesc *e = descs[j];
+      if ((!strcmp(e->function, d->function) && e->function != d->function) ||
+          (!strcmp(e->file, d->file) && e->file != d->file))
+        fail_msg("%s %u:%u and %u:%u: the same text in two strings of one module",
+                 d->function, d->line1, d->col1, e->line1, e->col1);
+    }
   }
 }
 
@@ -353,6 +471,16 @@ static void test_parents_are_the_lowerings(void **state) {
   check_parents(other_module_descs, NOTHER);
   assert_ptr_equal(walk_alt2_l.parent, &walk_alt2); /* and the tree is three deep */
   assert_ptr_equal(walk_alt2.parent->parent, &walk);
+  /* the spans that do not nest: lap_q contains lap_in, off its chain */
+  assert_ptr_equal(lap_in.parent, &lap_p);
+  assert_true(encloses(&lap_q, &lap_in) && !encloses(&lap_q, &lap_p) &&
+              !encloses(&lap_p, &lap_q));
+  size_t not_nested = 0;
+  for (size_t i = 0; i < NMODULE; i++) not_nested += !(module_descs[i]->flags & NESTED);
+  assert_int_equal(not_nested, 2); /* lap_in and lap_in_a */
+  /* the other module's strings are its own */
+  assert_ptr_not_equal(walk_let_too.function, walk_let.function);
+  assert_ptr_not_equal(fact_body_too.function, fact_body.function);
 }
 
 /* ---- the empty stack -------------------------------------------------------------- */
@@ -411,7 +539,7 @@ static void test_tick_pops_stale_entries_first(void **state) {
   /* the stale top was the parent: it is popped, not pushed on */
   TICK(walk_let, 0x1000);
   TICK(walk_x, 0x0f00);
-  TICK(walk_y, 0x0f80); /* walk_x is stale: not a sibling replaced in place */
+  TICK(walk_y, 0x0f80); /* walk_x is stale (slow): not a sibling at this depth */
   EXPECT(E(walk_y, 0xf80), E(walk_let, 0x1000), E(crash, 0x2000));
 }
 
@@ -843,7 +971,8 @@ static void test_inline_pop_and_ret_many(void **state) {
   EXPECT_SLOW_CALLS(before, 0, 0, 0);
 }
 
-/* Rule 2b inline: the top is the descriptor's parent. */
+/* Rule 2b inline: an entry on desc's parent chain is the top, or is under entries of
+ * desc's function that the walk pops (2c); the parent, or an entry further up. */
 static void test_inline_nested_push(void **state) {
   (void)state;
   TICK(walk, 0x1000);
@@ -855,21 +984,31 @@ static void test_inline_nested_push(void **state) {
   EXPECT(E(walk_alt2_l, 0x1000), R(walk_alt2, 0x1000, 1), E(walk_case, 0x1000),
          E(walk, 0x1000));
   EXPECT_SLOW_CALLS(before, 0, 0, 0);
-  /* the top is not the parent: slow, and still right */
+  /* the parent under two siblings: walk_alt2_l and walk_alt2 are popped */
   TICK(walk_alt1, 0x1000);
   EXPECT(E(walk_alt1, 0x1000), E(walk_case, 0x1000), E(walk, 0x1000));
-  EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  /* nested in a deeper frame's top */
-  before = slow_calls();
-  TICK(walk_let, 0x0f00);
-  TICK(walk_y, 0x0f00);
-  EXPECT(E(walk_y, 0xf00), E(walk_let, 0xf00), E(walk_alt1, 0x1000), E(walk_case, 0x1000),
-         E(walk, 0x1000));
+  /* the grandparent under two siblings (walk_x's parent walk_let is not on the stack) */
+  TICK(walk_x, 0x1000);
+  EXPECT(E(walk_x, 0x1000), E(walk, 0x1000));
+  /* the great-grandparent under one */
+  TICK(walk_alt2_r, 0x1000);
+  EXPECT(E(walk_alt2_r, 0x1000), E(walk, 0x1000));
   EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* the grandparent at the top (of a deeper frame) */
+  TICK(walk_case, 0x0f00);
+  TICK(walk_alt2_l, 0x0f00);
+  EXPECT(E(walk_alt2_l, 0xf00), E(walk_case, 0xf00), E(walk_alt2_r, 0x1000), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* nested in the other module's copy of its parent: another function (its string) */
+  TICK(walk_let_too, 0x0e00);
+  TICK(walk_y, 0x0e00);
+  EXPECT(E(walk_y, 0xe00), E(walk_let_too, 0xe00), E(walk_alt2_l, 0xf00), E(walk_case, 0xf00),
+         E(walk_alt2_r, 0x1000), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
 }
 
-/* Rule 2c inline: the top is a sibling under the same parent, and the entry below it is
- * that parent or at another depth: the top is replaced in place. */
+/* Rule 2c inline: the top, of desc's function, neither desc nor on its chain, is popped
+ * and desc takes its place, on the entry below or on a new depth. */
 static void test_inline_sibling_replaces(void **state) {
   (void)state;
   TICK(walk, 0x1000);
@@ -879,7 +1018,7 @@ static void test_inline_sibling_replaces(void **state) {
   TICK(walk_x, 0x1000);
   StrobeEntry *top = strobe_dynstack_head.top;
   TICK(walk_y, 0x1000);
-  assert_ptr_equal(strobe_dynstack_head.top, top); /* in place */
+  assert_ptr_equal(strobe_dynstack_head.top, top); /* in the same slot */
   TICK(walk_z, 0x1000);
   EXPECT(E(walk_z, 0x1000), E(walk_let, 0x1000), E(walk, 0x1000));
   EXPECT_SLOW_CALLS(before, 0, 0, 0);
@@ -900,6 +1039,14 @@ static void test_inline_sibling_replaces(void **state) {
   TICK(walk_z, 0x1000);
   EXPECT(E(walk_z, 0x1000));
   EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* the grandparent below */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_x, 0x1000);
+  before = slow_calls();
+  TICK(walk_y, 0x1000);
+  EXPECT(E(walk_y, 0x1000), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
 
   /* no parent: a sibling at the top level of its function (the same name: the same
    * string in a module), or the expression that encloses the top coming back */
@@ -917,17 +1064,135 @@ static void test_inline_sibling_replaces(void **state) {
   TICK(fact_body_too, 0x0f00);
   EXPECT(R(fact_body, 0xf00, 1), E(go_b, 0x1000), E(level2, 0x1100));
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  /* a span of the same function in another file: fact_rhs's span contains it, but not
+   * in its file: a sibling of both */
+  fresh(NULL);
+  TICK(fact_body, 0x1000);
+  TICK(fact_rhs, 0x1000);
+  before = slow_calls();
+  TICK(other_file, 0x1000);
+  EXPECT(E(other_file, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+}
 
-  /* not inline, and still right: the entry below at the same depth is not the parent:
-   * a grandparent, */
+/* Rule 2a after 2c: the walk finds desc under entries of its function (a loop that
+ * comes back to an enclosing expression: the nested ones finished): it pops them and
+ * counts a repeat on desc's entry, running again, so no longer a tail caller. */
+static void test_inline_walk_repeats_under_siblings(void **state) {
+  (void)state;
+  TICK(fact_body, 0x1000);
+  SlowCalls before = slow_calls();
+  TICK(fact_rhs, 0x1000);  /* 2b */
+  TICK(fact_call, 0x1000); /* 2c: fact_rhs finished */
+  TICK(fact_body, 0x1000); /* the loop again: fact_call finished */
+  EXPECT(R(fact_body, 0x1000, 1));
+  assert_ptr_equal(strobe_dynstack_head.top, cur()->entries);
+  for (int i = 0; i < 100; i++) {
+    TICK(fact_rhs, 0x1000);
+    TICK(fact_call, 0x1000);
+    TICK(fact_body, 0x1000);
+  }
+  EXPECT(R(fact_body, 0x1000, 101));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+
+  /* under three entries, two levels of them */
+  fresh(NULL);
+  TICK(level2, 0x1100);
+  TICK(walk, 0x1000);
+  before = slow_calls();
+  TICK(walk_case, 0x1000);
+  TICK(walk_alt2, 0x1000);
+  TICK(walk_alt2_l, 0x1000);
+  TICK(walk_alt2_l, 0x1000);
+  TICK(walk_case, 0x1000); /* pops walk_alt2_l (x2) and walk_alt2 */
+  EXPECT(R(walk_case, 0x1000, 1), E(walk, 0x1000), E(level2, 0x1100));
+  TICK(walk_alt2, 0x1000);
+  TICK(walk_alt2_r, 0x1000);
+  TICK(walk, 0x1000); /* pops three */
+  EXPECT(R(walk, 0x1000, 1), E(level2, 0x1100));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* only at sp: the same expression in the caller's frame is another entry */
+  TICK(walk_let, 0x0f00);
+  TICK(walk_x, 0x0f00);
+  TICK(walk, 0x0f00);
+  EXPECT(E(walk, 0xf00), R(walk, 0x1000, 1), E(level2, 0x1100));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+
+  /* A tail caller under entries of its own function: the runtime does not make one (a
+   * tail call goes to another function, and the cycle back truncates to the caller's
+   * frame), but the contract clears the flag of the entry that runs again, as the slow
+   * path's rule 2a does.  Made by hand here. */
   fresh(NULL);
   TICK(walk, 0x1000);
+  TICK(walk_let, 0x1000);
   TICK(walk_x, 0x1000);
+  ((StrobeEntry *)strobe_dynstack_at(cur(), 1))->flags |= STROBE_ENTRY_TAIL;
+  EXPECT(E(walk_x, 0x1000), T(walk_let, 0x1000), E(walk, 0x1000));
   before = slow_calls();
+  TICK(walk_let, 0x1000);
+  EXPECT(R(walk_let, 0x1000, 1), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+}
+
+/* Rule 2c on every entry at sp, then rule 3: nothing at sp contains desc. */
+static void test_inline_walk_pops_the_whole_depth(void **state) {
+  (void)state;
+  TICK(level2, 0x1100);
+  SlowCalls before = slow_calls();
+  TICK(walk_case, 0x1000); /* the frame starts inside walk: walk is not on the stack */
+  TICK(walk_alt2, 0x1000);
+  TICK(walk_alt2_r, 0x1000);
+  TICK(walk_let, 0x1000); /* pops three */
+  EXPECT(E(walk_let, 0x1000), E(level2, 0x1100));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* down to the base sentinel */
+  fresh(NULL);
+  TICK(walk_case, 0x1000);
+  before = slow_calls();
+  TICK(walk_alt1, 0x1000);
   TICK(walk_y, 0x1000);
-  EXPECT(E(walk_y, 0x1000), E(walk, 0x1000));
+  EXPECT(E(walk_y, 0x1000));
+  assert_ptr_equal(strobe_dynstack_head.top, cur()->entries);
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* an enclosing entry at another depth is not pushed on: the walk stops at sp */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  before = slow_calls();
+  TICK(walk_x, 0x0f00);
+  TICK(walk_y, 0x0f00);
+  EXPECT(E(walk_y, 0xf00), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  /* in a full array: the push goes where the first popped entry was, nothing drops */
+  fresh("capacity=3");
+  TICK(walk_case, 0x1000);
+  before = slow_calls();
+  TICK(walk_alt2, 0x1000);
+  TICK(walk_alt2_l, 0x1000);
+  TICK(walk_let, 0x1000);
+  EXPECT(E(walk_let, 0x1000));
+  assert_int_equal(cur()->dropped, 0);
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+}
+
+/* The walk meets an entry of another function (a tail call's, the other module's, the
+ * dropped entries' base sentinel), possibly under entries of desc's function: the slow
+ * path, which finds the stack as it was (cold_tick checks it: nothing popped, nothing
+ * written), and gives the stack the slow paths alone give (the same test, run with
+ * them). */
+static void test_inline_walk_stops_at_another_function(void **state) {
+  (void)state;
+  TICK(step, 0x1000);
+  TICK(walk_let, 0x1000); /* a tail call: slow */
+  SlowCalls before = slow_calls();
+  uint64_t checked = cold_ticks_checked;
+  TICK(walk_y, 0x1000);   /* 2b */
+  EXPECT(E(walk_y, 0x1000), E(walk_let, 0x1000), T(step, 0x1000));
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  TICK(walk_res, 0x1000); /* pops walk_y and walk_let, then step: slow */
+  EXPECT(E(walk_res, 0x1000), T(step, 0x1000));
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  /* a tail call's entry, */
+  if (paths == FAST) assert_int_equal(cold_ticks_checked, checked + 1);
+  /* at the top: a sibling of a tail call (the function below keeps its tail entry) */
   fresh(NULL);
   TICK(step, 0x1000);
   TICK(walk_x, 0x1000);
@@ -935,7 +1200,38 @@ static void test_inline_sibling_replaces(void **state) {
   TICK(walk_y, 0x1000);
   EXPECT(E(walk_y, 0x1000), T(step, 0x1000));
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  /* the base sentinel of entries dropped at this depth */
+  /* a function whose span is inside the top's, in its file: the slow path's rule 2b
+   * (another function's entry: the inline tick cannot tell) */
+  fresh(NULL);
+  TICK(walk, 0x1000);
+  TICK(walk_let, 0x1000);
+  TICK(walk_y, 0x1000);
+  before = slow_calls();
+  TICK(walk_go, 0x1000);
+  EXPECT(E(walk_go, 0x1000), E(walk_y, 0x1000), E(walk_let, 0x1000), E(walk, 0x1000));
+  TICK(walk_go, 0x1000); /* the top again: inline */
+  EXPECT(R(walk_go, 0x1000, 1), E(walk_y, 0x1000), E(walk_let, 0x1000), E(walk, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  /* the other module's copy of the parent, under a sibling */
+  fresh(NULL);
+  TICK(walk_let_too, 0x1000);
+  TICK(walk_x, 0x1000); /* slow: 2b on another function's entry */
+  before = slow_calls();
+  TICK(walk_y, 0x1000); /* pops walk_x, then walk_let_too: slow */
+  EXPECT(E(walk_y, 0x1000), E(walk_let_too, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  /* the same note as desc's, in this module's descriptor, under the other module's
+   * siblings: slow, and a repeat by content */
+  fresh(NULL);
+  TICK(walk_let, 0x1000);
+  TICK(walk_x_too, 0x1000); /* slow: 2b on another function's entry */
+  TICK(walk_y_too, 0x1000); /* slow: 2c, then walk_let */
+  EXPECT(E(walk_y_too, 0x1000), E(walk_let, 0x1000));
+  before = slow_calls();
+  TICK(walk_let_too, 0x1000); /* pops walk_y_too, then walk_let: slow */
+  EXPECT(R(walk_let, 0x1000, 1));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  /* the base sentinel of entries dropped at this depth, under a sibling */
   fresh("capacity=1");
   TICK(step, 0x1000);
   TICK(walk_x, 0x1000); /* a tail call: step is dropped */
@@ -947,6 +1243,47 @@ static void test_inline_sibling_replaces(void **state) {
   EXPECT(E(walk_y, 0x1000));
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
   assert_int_equal(cur()->dropped, 1);
+}
+
+/* A descriptor that is not NESTED (lap_in: lap_q contains it, off its chain): only a
+ * repeat of the top is inline; rules 2b and 2c, and a repeat under siblings, are the
+ * slow path's, which tells a containing entry by its span.  Were lap_in taken for
+ * NESTED, the walk would pop lap_q as a sibling. */
+static void test_inline_needs_nested_spans(void **state) {
+  (void)state;
+  TICK(lap, 0x1000);
+  SlowCalls before = slow_calls();
+  TICK(lap_q, 0x1000); /* NESTED: 2b inline */
+  EXPECT_SLOW_CALLS(before, 0, 0, 0);
+  TICK(lap_in, 0x1000); /* 2b on lap_q, not its parent: slow */
+  EXPECT(E(lap_in, 0x1000), E(lap_q, 0x1000), E(lap, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  TICK(lap_in, 0x1000); /* the top again: inline */
+  EXPECT(R(lap_in, 0x1000, 1), E(lap_q, 0x1000), E(lap, 0x1000));
+  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  TICK(lap_in_a, 0x1000); /* 2b on its parent, not NESTED either: slow */
+  TICK(lap_in, 0x1000);   /* 2a under lap_in_a: slow */
+  EXPECT(R(lap_in, 0x1000, 2), E(lap_q, 0x1000), E(lap, 0x1000));
+  EXPECT_SLOW_CALLS(before, 3, 0, 0);
+  /* NESTED ones over them: lap_y (in lap_q) pops lap_in; lap_x (in lap_p, in lap) pops
+   * lap_y and lap_q */
+  TICK(lap_y, 0x1000);
+  EXPECT(E(lap_y, 0x1000), E(lap_q, 0x1000), E(lap, 0x1000));
+  TICK(lap_x, 0x1000);
+  EXPECT(E(lap_x, 0x1000), E(lap, 0x1000));
+  EXPECT_SLOW_CALLS(before, 3, 0, 0);
+  /* 2c for lap_in: slow */
+  TICK(lap_p, 0x1000);
+  TICK(lap_x, 0x1000);
+  EXPECT(E(lap_x, 0x1000), E(lap_p, 0x1000), E(lap, 0x1000));
+  EXPECT_SLOW_CALLS(before, 3, 0, 0);
+  TICK(lap_in, 0x1000);
+  EXPECT(E(lap_in, 0x1000), E(lap_p, 0x1000), E(lap, 0x1000));
+  EXPECT_SLOW_CALLS(before, 4, 0, 0);
+  /* rule 3 for it: inline (nothing at sp) */
+  TICK(lap_in, 0x0f00);
+  EXPECT(E(lap_in, 0xf00), E(lap_in, 0x1000), E(lap_p, 0x1000), E(lap, 0x1000));
+  EXPECT_SLOW_CALLS(before, 4, 0, 0);
 }
 
 /* A full array: a push reaches the slow path, which drops; the pops that would go
@@ -963,19 +1300,33 @@ static void test_inline_stops_at_a_full_array(void **state) {
   TICK(walk_alt1, 0x0fe0); /* 2b, full */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
   EXPECT(E(walk_alt1, 0xfe0), E(walk_case, 0xfe0), E(walk_x, 0xff0), E(walk_let, 0x1000));
-  TICK(walk_alt2, 0x0fe0); /* 2c on a full array: nothing pushed, inline */
+  TICK(walk_alt2, 0x0fe0); /* 2c then 2b on a full array: in walk_alt1's slot, inline */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  TICK(crash, 0x0f00); /* 3, full */
+  TICK(walk_alt2_l, 0x0fe0); /* 2b, full */
   EXPECT_SLOW_CALLS(before, 2, 0, 0);
-  EXPECT(E(crash, 0xf00), E(walk_alt2, 0xfe0), E(walk_case, 0xfe0), E(walk_x, 0xff0));
-  assert_int_equal(cur()->dropped, 2);
-  RET(0x0fe0); /* down to walk_x: inline */
+  EXPECT(E(walk_alt2_l, 0xfe0), E(walk_alt2, 0xfe0), E(walk_case, 0xfe0), E(walk_x, 0xff0));
+  TICK(walk_res, 0x0fe0); /* pops three, then rule 3: inline */
+  EXPECT(E(walk_res, 0xfe0), E(walk_x, 0xff0));
   EXPECT_SLOW_CALLS(before, 2, 0, 0);
-  POP(0x1000); /* to the base, whose wm 0x1000 is not stale: inline */
+  TICK(walk_alt2, 0x0fe0); /* 2c, 3 */
+  TICK(walk_alt2_r, 0x0fe0);
+  TICK(walk_alt2_l, 0x0fe0);
+  EXPECT(E(walk_alt2_l, 0xfe0), E(walk_alt2, 0xfe0), E(walk_x, 0xff0));
+  TICK(crash, 0x0f00);
+  EXPECT_SLOW_CALLS(before, 2, 0, 0);
+  TICK(crash, 0x0f00); /* the top again: inline */
+  TICK(level3, 0x0e00); /* 3, full */
+  EXPECT_SLOW_CALLS(before, 3, 0, 0);
+  EXPECT(E(level3, 0xe00), R(crash, 0xf00, 1), E(walk_alt2_l, 0xfe0), E(walk_alt2, 0xfe0));
+  assert_int_equal(cur()->dropped, 3);
+  assert_int_equal(cur()->dropped_wm, 0x1000); /* walk's, the oldest */
+  RET(0x0fe0); /* down to the base, whose wm is 0x1000: inline */
   EXPECT_EMPTY();
-  EXPECT_SLOW_CALLS(before, 2, 0, 0);
+  EXPECT_SLOW_CALLS(before, 3, 0, 0);
+  POP(0x1000); /* not below the base */
+  EXPECT_SLOW_CALLS(before, 3, 0, 0);
   POP(0x1008); /* below the base: slow */
-  EXPECT_SLOW_CALLS(before, 2, 1, 0);
+  EXPECT_SLOW_CALLS(before, 3, 1, 0);
   assert_int_equal(cur()->dropped, 0);
 }
 
@@ -1020,16 +1371,20 @@ static void test_ticks_are_counted_inline(void **state) {
 /* A pseudo-random sequence of ticks, pops and rets runs once through the fast paths,
  * recording the stack after every step, and once through the slow paths alone on a
  * fresh stack with the same options: after every step the two stacks must be the same,
- * entry by entry.  The sequence favours what the fast paths do inline (the top's frame,
- * its children and siblings, a frame deeper), over descriptors with parents, from two
- * modules.  The fast run also checks each step against the fast paths' logic as
- * strobe/dynstack.h states it: a slow path is called exactly when it says. */
+ * entry by entry.  The sequence favours what the fast paths do inline: the top's frame,
+ * its children, siblings, ancestors and descendants and the rest of its function (so
+ * that the walk pops several entries, repeats under them, pushes on an ancestor, or
+ * empties the depth), a frame deeper; over descriptors with parents, from two modules,
+ * with spans that do not nest.  The fast run also checks each step against the fast
+ * paths' logic as strobe/dynstack.h states it (predict_tick): a slow path is called
+ * exactly when it says, and then finds the stack as it was (cold_tick). */
 
 static const StrobeTickDesc *const diff_descs[] = {
     &walk, &walk_let, &walk_x, &walk_y, &walk_z, &walk_case, &walk_alt1, &walk_alt2,
-    &walk_alt2_l, &walk_alt2_r, &walk_res, &step, &step_a, &step_b, &loop, &loop_a, &loop_b,
-    &walk_let_too, &walk_x_too, &walk_y_too, &fact_body, &fact_rhs, &fact_call,
-    &fact_body_too, &ping, &ping_inner, &pong, &go_a, &go_b,
+    &walk_alt2_l, &walk_alt2_r, &walk_res, &walk_go, &step, &step_a, &step_b, &loop,
+    &loop_a, &loop_b, &walk_let_too, &walk_x_too, &walk_y_too, &fact_body, &fact_rhs,
+    &fact_call, &fact_body_too, &ping, &ping_inner, &pong, &go_a, &go_b, &lap, &lap_p,
+    &lap_q, &lap_x, &lap_in, &lap_in_a, &lap_y,
 };
 enum { NDIFF = sizeof diff_descs / sizeof *diff_descs };
 
@@ -1058,25 +1413,71 @@ typedef struct Trace {
   size_t pool_len, pool_cap;
 } Trace;
 
-/* What strobe/dynstack.h says the fast tick does with the stack as it is. */
-typedef enum Way { WAY_PUSH, WAY_NESTED, WAY_SIBLING, WAY_REPEAT, WAY_SLOW, NWAYS } Way;
+/* What strobe/dynstack.h says the fast tick does with the stack as it is: the way,
+ * after how many pops (2c) of the walk, and whether the entry pushed on (2b) is an
+ * ancestor beyond desc's parent. */
+typedef enum Way {
+  WAY_PUSH,             /* 3: nothing at sp (a deeper frame) */
+  WAY_REPEAT,           /* 2a on the top */
+  WAY_REPEAT_POPPED,    /* 2a on an entry under siblings: pops, repeats */
+  WAY_NESTED,           /* 2b on the top */
+  WAY_SIBLING,          /* one 2c, then 2b */
+  WAY_SIBLINGS,         /* more 2c, then 2b */
+  WAY_POPPED_ALL,       /* 2c on every entry at sp, then 3 */
+  WAY_SLOW_STALE,       /* the top is stale */
+  WAY_SLOW_NOT_NESTED,  /* desc is not NESTED and not the top */
+  WAY_SLOW_OTHER,       /* the walk met an entry of another function */
+  WAY_SLOW_FULL,        /* a push into a full array (or before the first tick) */
+  NWAYS,
+  WAY_FIRST_SLOW = WAY_SLOW_STALE,
+} Way;
 
-static const char *const way_names[NWAYS] = {"push (3)", "nested (2b)", "sibling (2c)",
-                                             "repeat (2a)", "slow"};
+static const char *const way_names[NWAYS] = {
+    "push (3)", "repeat (2a)", "repeat under siblings (2c, 2a)", "nested (2b)",
+    "sibling (2c, 2b)", "siblings (2c+, 2b)", "the whole depth popped (2c+, 3)",
+    "slow: stale", "slow: not nested", "slow: another function",
+    "slow: full (or no stack yet)"};
 
-static Way fast_tick_way(const StrobeTickDesc *desc, uintptr_t sp) {
+typedef struct Prediction {
+  Way way;
+  uint32_t pops;
+  bool ancestor;
+} Prediction;
+
+static bool on_chain(const StrobeTickDesc *d, const StrobeTickDesc *desc) {
+  for (const StrobeTickDesc *p = desc->parent; p; p = p->parent)
+    if (p == d) return true;
+  return false;
+}
+
+static Prediction predict_tick(const StrobeTickDesc *desc, uintptr_t sp) {
   const StrobeDynStackHead *h = &strobe_dynstack_head;
-  const StrobeEntry *t = h->top;
-  const StrobeTickDesc *p = desc->parent;
-  bool nested = sp == t->wm && p && t->desc == p;
-  if (sp < t->wm || nested)
-    return t + 1 < h->limit ? (nested ? WAY_NESTED : WAY_PUSH) : WAY_SLOW;
-  if (sp != t->wm) return WAY_SLOW;
-  if (t->desc == desc) return WAY_REPEAT;
-  if ((p ? t->desc->parent == p : t->desc->function == desc->function) &&
-      (t[-1].wm != sp || t[-1].desc == p))
-    return WAY_SIBLING;
-  return WAY_SLOW;
+  const StrobeEntry *at = h->top, *on = NULL;
+  Prediction p = {WAY_PUSH, 0, false};
+  if (sp > at->wm) return (Prediction){WAY_SLOW_STALE, 0, false};
+  for (; at->wm == sp; at--, p.pops++) {
+    if (at->desc == desc) {
+      p.way = p.pops ? WAY_REPEAT_POPPED : WAY_REPEAT;
+      return p;
+    }
+    if (!(desc->flags & STROBE_DESC_NESTED)) {
+      p.way = WAY_SLOW_NOT_NESTED;
+      return p;
+    }
+    if (on_chain(at->desc, desc)) {
+      on = at;
+      break;
+    }
+    if (at->desc->function != desc->function) {
+      p.way = WAY_SLOW_OTHER;
+      return p;
+    }
+  }
+  if ((uintptr_t)(at + 1) >= (uintptr_t)h->limit) p.way = WAY_SLOW_FULL;
+  else if (on) p.way = p.pops == 0 ? WAY_NESTED : p.pops == 1 ? WAY_SIBLING : WAY_SIBLINGS;
+  else p.way = p.pops ? WAY_POPPED_ALL : WAY_PUSH;
+  p.ancestor = on && on->desc != desc->parent;
+  return p;
 }
 
 static bool stale(uintptr_t wm, uintptr_t sp, bool inclusive) {
@@ -1100,18 +1501,29 @@ static uint64_t xorshift(uint64_t *x) {
   return *x;
 }
 
-/* The k-th (modulo their number) of d's children, or of its siblings; NULL if none. */
-static const StrobeTickDesc *related(const StrobeTickDesc *d, bool child, uint64_t k) {
+typedef enum Kin { CHILD, SIBLING, ANCESTOR, DESCENDANT, SAME_FUNCTION } Kin;
+
+/* The k-th (modulo their number) of the descriptors that are d's kin; NULL if none. */
+static const StrobeTickDesc *related(const StrobeTickDesc *d, Kin kin, uint64_t k) {
   const StrobeTickDesc *found[NDIFF];
   size_t n = 0;
   for (size_t i = 0; i < NDIFF; i++) {
     const StrobeTickDesc *e = diff_descs[i];
-    if (child ? e->parent == d : (d->parent && e->parent == d->parent && e != d)) found[n++] = e;
+    bool is;
+    switch (kin) {
+    case CHILD: is = e->parent == d; break;
+    case SIBLING: is = d->parent && e->parent == d->parent && e != d; break;
+    case ANCESTOR: is = on_chain(e, d); break;
+    case DESCENDANT: is = on_chain(d, e); break;
+    default: is = e->function == d->function && e != d; break;
+    }
+    if (is) found[n++] = e;
   }
   return n ? found[k % n] : NULL;
 }
 
-/* The next operation, chosen with the stack as it is. */
+/* The next operation, chosen with the stack as it is: a tick of the top's kin is in the
+ * top's frame more often than others (expressions nest in a frame). */
 static Op next_op(uint64_t *x) {
   uint64_t r = xorshift(x);
   const StrobeEntry *t = strobe_dynstack_head.top;
@@ -1130,12 +1542,16 @@ static Op next_op(uint64_t *x) {
   const StrobeTickDesc *d = NULL;
   uint64_t which = r >> 24;
   if (!empty) {
-    switch ((r >> 16) % 8) {
-    case 0: case 1: case 2: d = related(t->desc, true, which); break;
-    case 3: case 4: d = related(t->desc, false, which); break;
-    case 5: d = t->desc; break;
+    switch ((r >> 16) % 16) {
+    case 0: case 1: case 2: case 3: d = related(t->desc, CHILD, which); break;
+    case 4: case 5: d = related(t->desc, SIBLING, which); break;
+    case 6: d = t->desc; break;
+    case 7: case 8: d = related(t->desc, ANCESTOR, which); break; /* a loop comes back */
+    case 9: case 10: d = related(t->desc, DESCENDANT, which); break;
+    case 11: case 12: case 13: d = related(t->desc, SAME_FUNCTION, which); break;
     default: break;
     }
+    if (d && (r >> 20) % 4 != 0) sp = wm;
   }
   if (!d) d = diff_descs[which % NDIFF];
   return (Op){OP_TICK, d, sp};
@@ -1144,7 +1560,7 @@ static Op next_op(uint64_t *x) {
 static void apply(const Op *op, Paths how) {
   switch (op->kind) {
   case OP_TICK:
-    if (how == FAST) strobe_tick_fast(op->desc, op->sp);
+    if (how == FAST) fast_tick(op->desc, op->sp);
     else strobe_tick(op->desc, op->sp);
     break;
   case OP_POP:
@@ -1237,7 +1653,10 @@ static void compare(const Trace *tr, size_t i, const char *options, uint64_t see
 
 typedef struct DiffCounts {
   uint64_t ways[NWAYS];
-  uint64_t slow_pops; /* pops and rets that reached the slow path */
+  uint64_t ancestor;    /* pushes on an ancestor beyond the parent (2b) */
+  uint64_t other_under; /* WAY_SLOW_OTHER after pops: the stack left as it was */
+  uint64_t max_pops;    /* the most entries one walk popped (or repeated under) */
+  uint64_t slow_pops;   /* pops and rets that reached the slow path */
   uint64_t drops, tail_drops;
   uint64_t elided; /* steps after which an entry showed elided tail calls */
 } DiffCounts;
@@ -1245,7 +1664,7 @@ typedef struct DiffCounts {
 static void differential(const char *options, uint64_t seed, size_t n, DiffCounts *counts) {
   Trace tr = {.ops = calloc(n, sizeof(Op)), .snaps = calloc(n, sizeof(Snap))};
   assert_true(tr.ops && tr.snaps);
-  uint64_t ticks = 0, slow_ticks = 0, slow_pops = 0;
+  uint64_t ticks = 0, slow_ticks = 0, slow_pops = 0, checked = cold_ticks_checked;
   fresh(options);
   uint64_t x = seed;
   for (size_t i = 0; i < n; i++) {
@@ -1256,10 +1675,14 @@ static void differential(const char *options, uint64_t seed, size_t n, DiffCount
     bool slow;
     Way way = NWAYS;
     if (op.kind == OP_TICK) {
-      way = fast_tick_way(op.desc, op.sp);
-      slow = way == WAY_SLOW;
+      Prediction p = predict_tick(op.desc, op.sp);
+      way = p.way;
+      slow = way >= WAY_FIRST_SLOW;
       slow_ticks += slow;
       counts->ways[way]++;
+      counts->ancestor += p.ancestor && !slow;
+      counts->other_under += way == WAY_SLOW_OTHER && p.pops > 0;
+      if (p.pops > counts->max_pops) counts->max_pops = p.pops;
       ticks++;
     } else {
       slow = fast_pop_is_slow(op.sp, op.kind == OP_RET);
@@ -1285,6 +1708,7 @@ static void differential(const char *options, uint64_t seed, size_t n, DiffCount
   assert_int_equal(fast.ticks, ticks);
   assert_int_equal(fast.slow_ticks, slow_ticks);
   assert_int_equal(fast.slow_pops + fast.slow_rets, slow_pops);
+  assert_int_equal(cold_ticks_checked - checked, slow_ticks); /* each found the stack as it was */
 
   fresh(options); /* the same options, a new stack */
   uint64_t pops_with_stack = 0;
@@ -1316,32 +1740,41 @@ static void test_fast_paths_agree_with_slow_paths(void **state) {
     const char *options;
     bool fills;  /* the array fills: entries are dropped, some pops reach the slow path */
     bool elides; /* tail calls are elided */
-    bool nests;  /* room for a push above a non-sentinel: every way is taken */
+    bool nests;  /* room for a push above a non-sentinel: every way but full is taken */
+    bool walks;  /* room for three entries at one depth: the walk pops two and more */
   } configs[] = {
-      {"capacity=1024,tail_limit=4", false, true, true},
-      {"capacity=16,tail_limit=2", true, true, true},
-      {"capacity=8,tail_limit=1", true, true, true},
-      {"capacity=5,tail_limit=0", true, true, true},
-      {"capacity=2,tail_limit=0", true, true, true},
-      {"capacity=1", true, false, false},
-      {"capacity=0", true, false, false},
+      {"capacity=1024,tail_limit=4", false, true, true, true},
+      {"capacity=16,tail_limit=2", true, true, true, true},
+      {"capacity=8,tail_limit=1", true, true, true, true},
+      {"capacity=5,tail_limit=0", true, true, true, true},
+      {"capacity=2,tail_limit=0", true, true, true, false},
+      {"capacity=1", true, false, false, false},
+      {"capacity=0", true, false, false, false},
   };
   static const uint64_t seeds[] = {88172645463325252u, 0x9e3779b97f4a7c15u, 12345};
   for (size_t c = 0; c < sizeof configs / sizeof *configs; c++) {
     DiffCounts counts = {0};
     for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++)
       differential(configs[c].options, seeds[i], 20000, &counts);
-    print_message("  '%s': ticks push %lu, nested %lu, sibling %lu, repeat %lu, slow %lu; "
-                  "slow pops %lu; drops %lu, tail drops %lu (elided on %lu steps)\n",
-                  configs[c].options, (unsigned long)counts.ways[WAY_PUSH],
-                  (unsigned long)counts.ways[WAY_NESTED], (unsigned long)counts.ways[WAY_SIBLING],
-                  (unsigned long)counts.ways[WAY_REPEAT], (unsigned long)counts.ways[WAY_SLOW],
-                  (unsigned long)counts.slow_pops, (unsigned long)counts.drops,
-                  (unsigned long)counts.tail_drops, (unsigned long)counts.elided);
-    /* what the sequences reached, and so compared with the slow paths */
+    print_message("  '%s':", configs[c].options);
     for (int w = 0; w < NWAYS; w++)
-      if (counts.ways[w] == 0 && (configs[c].nests || w == WAY_SLOW))
-        fail_msg("'%s': no tick went the %s way", configs[c].options, way_names[w]);
+      print_message("%s %s %lu", w ? "," : "", way_names[w], (unsigned long)counts.ways[w]);
+    print_message(";\n    on an ancestor %lu, another function under siblings %lu, at most %lu "
+                  "popped; slow pops %lu; drops %lu, tail drops %lu (elided on %lu steps)\n",
+                  (unsigned long)counts.ancestor, (unsigned long)counts.other_under,
+                  (unsigned long)counts.max_pops, (unsigned long)counts.slow_pops,
+                  (unsigned long)counts.drops, (unsigned long)counts.tail_drops,
+                  (unsigned long)counts.elided);
+    /* what the sequences reached, and so compared with the slow paths */
+    for (int w = 0; w < NWAYS; w++) {
+      bool needed = w == WAY_SLOW_FULL ? configs[c].fills
+                    : w == WAY_SIBLINGS ? configs[c].walks
+                    : w >= WAY_FIRST_SLOW || configs[c].nests;
+      if (counts.ways[w] == 0 && needed)
+        fail_msg("'%s': no tick went the way %s", configs[c].options, way_names[w]);
+    }
+    if (configs[c].walks)
+      assert_true(counts.ancestor > 0 && counts.other_under > 0 && counts.max_pops >= 3);
     if (configs[c].fills) assert_true(counts.drops > 0 && counts.slow_pops > 0);
     else assert_int_equal(counts.drops, 0);
     if (configs[c].elides) assert_true(counts.elided > 0);
@@ -1786,11 +2219,15 @@ int main(void) {
       RULE_TEST(test_full_stack_drops_oldest),
       RULE_TEST(test_full_stack_drops_a_quarter),
       RULE_TEST(test_capacity_zero_drops_everything),
-      TEST(test_inline_push_and_repeat),
-      TEST(test_inline_pop_and_ret_many),
-      TEST(test_inline_nested_push),
-      TEST(test_inline_sibling_replaces),
-      TEST(test_inline_stops_at_a_full_array),
+      RULE_TEST(test_inline_push_and_repeat),
+      RULE_TEST(test_inline_pop_and_ret_many),
+      RULE_TEST(test_inline_nested_push),
+      RULE_TEST(test_inline_sibling_replaces),
+      RULE_TEST(test_inline_walk_repeats_under_siblings),
+      RULE_TEST(test_inline_walk_pops_the_whole_depth),
+      RULE_TEST(test_inline_walk_stops_at_another_function),
+      RULE_TEST(test_inline_needs_nested_spans),
+      RULE_TEST(test_inline_stops_at_a_full_array),
       TEST(test_ticks_are_counted_inline),
       TEST(test_fast_paths_agree_with_slow_paths),
       TEST(test_report_format),

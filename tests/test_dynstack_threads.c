@@ -26,17 +26,24 @@
 #include "strobe/dynstack.h"
 #include "strobe/rt.h"
 
-/* As the lowering emits them, with their parents. */
-static const StrobeTickDesc ping = {STROBE_TICK_SOURCE_NOTE, 1, 1, 1, 40, 0, "Main.ping", "Loop.hs", NULL, NULL};
-static const StrobeTickDesc ping_a = {STROBE_TICK_SOURCE_NOTE, 1, 10, 1, 20, 0, "Main.ping", "Loop.hs", NULL, &ping};
-static const StrobeTickDesc ping_b = {STROBE_TICK_SOURCE_NOTE, 1, 22, 1, 30, 0, "Main.ping", "Loop.hs", NULL, &ping};
-static const StrobeTickDesc pong = {STROBE_TICK_SOURCE_NOTE, 5, 1, 5, 40, 0, "Main.pong", "Loop.hs", NULL, NULL};
-static const StrobeTickDesc leaf = {STROBE_TICK_SOURCE_NOTE, 9, 3, 9, 8, 0, "Main.leaf", "Loop.hs", NULL, NULL};
-static const StrobeTickDesc deeper = {STROBE_TICK_SOURCE_NOTE, 10, 3, 10, 8, 0, "Main.deeper", "Loop.hs", NULL, NULL};
-static const StrobeTickDesc deep = {STROBE_TICK_SOURCE_NOTE, 20, 1, 20, 30, 0, "Main.deep", "Deep.hs", NULL, NULL};
-static const StrobeTickDesc t1 = {STROBE_TICK_SOURCE_NOTE, 1, 1, 1, 9, 0, "T.t1", "T.hs", NULL, NULL};
-static const StrobeTickDesc t2 = {STROBE_TICK_SOURCE_NOTE, 2, 1, 2, 9, 0, "T.t2", "T.hs", NULL, NULL};
-static const StrobeTickDesc t3 = {STROBE_TICK_SOURCE_NOTE, 3, 1, 3, 9, 0, "T.t3", "T.hs", NULL, NULL};
+/* As the lowering emits them, with their parents and flags: the spans of each function
+ * nest (STROBE_DESC_NESTED), so that the inline tick walks the entries of a frame.
+ * One string per function name and file, as in a module.
+ *   ping (1,1)-(1,60)  ping_a (1,10)-(1,20)  ping_b (1,22)-(1,40)  ping_b_in (1,25)-(1,30) */
+#define DESC(parent, fn, file, l1, c1, l2, c2)                                            \
+  {STROBE_TICK_SOURCE_NOTE, l1, c1, l2, c2, STROBE_DESC_NESTED, fn, file, NULL, parent}
+static const char loop_hs[] = "Loop.hs", ping_fn[] = "Main.ping";
+static const StrobeTickDesc ping = DESC(NULL, ping_fn, loop_hs, 1, 1, 1, 60);
+static const StrobeTickDesc ping_a = DESC(&ping, ping_fn, loop_hs, 1, 10, 1, 20);
+static const StrobeTickDesc ping_b = DESC(&ping, ping_fn, loop_hs, 1, 22, 1, 40);
+static const StrobeTickDesc ping_b_in = DESC(&ping_b, ping_fn, loop_hs, 1, 25, 1, 30);
+static const StrobeTickDesc pong = DESC(NULL, "Main.pong", loop_hs, 5, 1, 5, 40);
+static const StrobeTickDesc leaf = DESC(NULL, "Main.leaf", loop_hs, 9, 3, 9, 8);
+static const StrobeTickDesc deeper = DESC(NULL, "Main.deeper", loop_hs, 10, 3, 10, 8);
+static const StrobeTickDesc deep = DESC(NULL, "Main.deep", "Deep.hs", 20, 1, 20, 30);
+static const StrobeTickDesc t1 = DESC(NULL, "T.t1", "T.hs", 1, 1, 1, 9);
+static const StrobeTickDesc t2 = DESC(NULL, "T.t2", "T.hs", 2, 1, 2, 9);
+static const StrobeTickDesc t3 = DESC(NULL, "T.t3", "T.hs", 3, 1, 3, 9);
 
 enum {
   NTHREADS = 4,
@@ -52,10 +59,11 @@ enum {
 /* What each worker counts (its thread's statistics, exact): the recursion's first tick
  * starts the stack and 9 of its pushes drop; its ret reaches the slow path to forget
  * the dropped entries.  Of the three tail calls two are slow, and one is elided.  Then
- * each iteration has 7 ticks, two of them slow (ping, which re-enters ping's frame,
+ * each iteration has 11 ticks, two of them slow (ping, which re-enters ping's frame,
  * from the second on; pong, a tail call). */
+enum { ITERATION_TICKS = 11 };
 static const StrobeStats expected = {
-    .ticks = RECURSION + 3 + 7 * (uint64_t)ITERATIONS,
+    .ticks = RECURSION + 3 + ITERATION_TICKS * (uint64_t)ITERATIONS,
     .slow_ticks = 1 + 9 + 2 + 1 + 2 * ((uint64_t)ITERATIONS - 1),
     .slow_pops = 0,
     .slow_rets = 1,
@@ -91,13 +99,20 @@ static void tail_calls(uintptr_t base) {
 }
 
 /* One iteration: ping's body; a nested expression in it (inline, 2b); its sibling
- * (inline, 2c); a tail call to pong (slow, 2d), which calls leaf a frame deeper
- * (inline), twice in place (inline repeat), and leaf calls deeper; both return at
- * once (inline, two entries).  From the second iteration on, ping re-enters its frame
- * below pong (slow, the cycle). */
+ * (inline, 2c then 2b), and one nested in that (inline, 2b); ping's body again, a loop
+ * (inline: the walk pops two entries and repeats on ping, publishing it as the top);
+ * ping_b_in on ping, its grandparent (inline, 2b), and ping_b (inline, 2c then 2b);
+ * a tail call to pong (slow, 2d), which calls leaf a frame deeper (inline), twice in
+ * place (inline repeat), and leaf calls deeper; both return at once (inline, two
+ * entries).  From the second iteration on, ping re-enters its frame below pong (slow,
+ * the cycle). */
 static void iterate(uintptr_t base) {
   strobe_tick_fast(&ping, base);
   strobe_tick_fast(&ping_a, base);
+  strobe_tick_fast(&ping_b, base);
+  strobe_tick_fast(&ping_b_in, base);
+  strobe_tick_fast(&ping, base);
+  strobe_tick_fast(&ping_b_in, base);
   strobe_tick_fast(&ping_b, base);
   strobe_tick_fast(&pong, base);
   strobe_tick_fast(&leaf, base - 16);
@@ -107,7 +122,8 @@ static void iterate(uintptr_t base) {
   strobe_pop_fast(base - 16); /* nothing: no call */
 }
 
-/* The stack after n iterations: pong, on ping_b (tail), on ping entered n times. */
+/* The stack after n iterations: pong, on ping_b (tail), on ping entered twice in each
+ * but the first once. */
 static bool stack_after(const StrobeThreadStack *s, uintptr_t base, uint64_t n) {
   if (!s || strobe_dynstack_depth(s) != 3 || s->dropped != 0) return false;
   const StrobeEntry *e0 = strobe_dynstack_at(s, 0), *e1 = strobe_dynstack_at(s, 1),
@@ -115,7 +131,7 @@ static bool stack_after(const StrobeThreadStack *s, uintptr_t base, uint64_t n) 
   return e0->desc == &pong && e0->wm == base && e0->repeats == 0 && e0->flags == 0 &&
          e1->desc == &ping_b && e1->wm == base && e1->repeats == 0 &&
          e1->flags == STROBE_ENTRY_TAIL && e2->desc == &ping && e2->wm == base &&
-         e2->repeats == n - 1 && e2->flags == 0;
+         e2->repeats == 2 * n - 1 && e2->flags == 0;
 }
 
 static bool same_stats(const StrobeStats *a, const StrobeStats *b) {
@@ -266,8 +282,10 @@ static void test_threads_have_their_own_stacks(void **state) {
 }
 
 static void *tick_once(void *arg) {
-  strobe_tick_fast(&ping, 0x1000);
-  strobe_tick_fast(&ping_a, 0x1000); /* inline */
+  strobe_tick_fast(&ping, 0x1000);   /* its first: slow */
+  strobe_tick_fast(&ping_a, 0x1000); /* inline: 2b */
+  strobe_tick_fast(&ping_b, 0x1000); /* inline: 2c, 2b */
+  strobe_tick_fast(&ping, 0x1000);   /* inline: 2c, 2a */
   *(uint64_t *)arg = (uint64_t)gettid();
   return NULL;
 }
@@ -285,7 +303,7 @@ static void test_exited_thread_leaves_registry(void **state) {
   assert_int_equal(strobe_registry.nexited, exited + 1);
   StrobeStats st;
   strobe_dynstack_stats(&st);
-  assert_int_equal(st.ticks - before.ticks, 2);
+  assert_int_equal(st.ticks - before.ticks, 4);
   assert_int_equal(st.slow_ticks - before.slow_ticks, 1); /* its first */
   assert_int_equal(st.threads - before.threads, 1);
 

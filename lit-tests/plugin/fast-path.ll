@@ -4,16 +4,19 @@
 ; RUN: opt -load-pass-plugin=%strobe_plugin -passes=strobe-instrument,verify -disable-output %s
 ; Each intrinsic of an instrumented function becomes the inline fast path of strobe/
 ; dynstack.h: the thread's head through one llvm.threadlocal.address; for tick the
-; count, the push, the repeat, the nested push and the sibling's replacement; for pop
-; and ret the walk down the stale entries; branches weighted unlikely to a cold block
-; calling the slow path.  Every new instruction keeps the debug location of the call
+; count, the push, and the walk down the entries at the same depth (a repeat, a push on
+; an entry on the descriptor's constant parent chain, siblings popped); for pop and ret
+; the walk down the stale entries; branches weighted unlikely to a cold block calling
+; the slow path.  A descriptor without STROBE_DESC_NESTED leaves all but the repeat to
+; the runtime (nested.ll).  Every new instruction keeps the debug location of the call
 ; it replaces.
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
 @.str.fact = private unnamed_addr constant [10 x i8] c"Main.fact\00"
 @.str.file = private unnamed_addr constant [8 x i8] c"Fact.hs\00"
-@desc = private constant { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr } { i32 1, i32 15, i32 10, i32 15, i32 25, i32 0, ptr @.str.fact, ptr @.str.file, ptr null, ptr null }, section "strobe_ticks", align 8
+@outer = private constant { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr } { i32 1, i32 15, i32 1, i32 16, i32 30, i32 1, ptr @.str.fact, ptr @.str.file, ptr null, ptr null }, section "strobe_ticks", align 8
+@desc = private constant { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr } { i32 1, i32 15, i32 10, i32 15, i32 25, i32 1, ptr @.str.fact, ptr @.str.file, ptr null, ptr @outer }, section "strobe_ticks", align 8
 
 declare void @strobe.tick(ptr, i64)
 declare void @strobe.pop(i64)
@@ -59,12 +62,58 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[DEEPER:%.*]] = icmp ult i64 %sp, [[WM]], !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[DEEPER]], label %[[ROOM:tick.room[0-9]*]], label %[[SAME:tick.same[0-9]*]], !dbg [[L2]]{{$}}
+; shallower than the top: stale entries, for the runtime
+; CHECK:       [[SAME]]:
+; CHECK-NEXT:    [[SW:%.*]] = icmp eq i64 [[WM]], %sp, !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[SW]], label %[[WALK:tick.walk[0-9]*]], label %[[TCOLD:tick.cold[0-9]*]], !dbg [[L2]], !prof [[ELSE_COLD:![0-9]+]]
+; the walk down the entries at sp: desc itself -> a repeat (rule 2a)
+; CHECK:       [[WALK]]:
+; CHECK-NEXT:    [[AT:%.*]] = phi ptr [ [[T]], %[[SAME]] ], [ [[BELOW:%[a-z.0-9]+]], %[[STEP:tick.step[0-9]*]] ], !dbg [[L2]]
+; CHECK-NEXT:    [[D:%.*]] = load ptr, ptr [[AT]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[AGAIN:%.*]] = icmp eq ptr [[D]], @desc, !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[AGAIN]], label %[[AGAINB:tick.again[0-9]*]], label %[[OTHER:tick.other[0-9]*]], !dbg [[L2]]{{$}}
+; CHECK:       [[AGAINB]]:
+; CHECK-NEXT:    [[ATTOP:%.*]] = icmp eq ptr [[AT]], [[T]], !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[ATTOP]], label %[[REPEAT:tick.repeat[0-9]*]], label %[[POPPED:tick.popped[0-9]*]], !dbg [[L2]]{{$}}
+; siblings were popped: it runs again (its tail flag cleared), and is the top
+; CHECK:       [[POPPED]]:
+; CHECK-NEXT:    [[FA:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    [[FL:%.*]] = load i32, ptr [[FA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[FL1:%.*]] = and i32 [[FL]], -2, !dbg [[L2]]
+; CHECK-NEXT:    store i32 [[FL1]], ptr [[FA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    store atomic ptr [[AT]], ptr [[H]] release, align 8, !dbg [[L2]]
+; CHECK-NEXT:    br label %[[REPEAT]], !dbg [[L2]]
+; CHECK:       [[REPEAT]]:
+; CHECK-NEXT:    [[RA:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    [[R:%.*]] = load atomic i64, ptr [[RA]] monotonic, align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[R1:%.*]] = add i64 [[R]], 1, !dbg [[L2]]
+; CHECK-NEXT:    store atomic i64 [[R1]], ptr [[RA]] monotonic, align 8, !dbg [[L2]]
+; CHECK-NEXT:    br label %[[TCONT:tick.cont[0-9]*]], !dbg [[L2]]
+; on desc's parent chain (here @outer, a constant) -> push on it (rule 2b)
+; CHECK:       [[OTHER]]:
+; CHECK-NEXT:    [[ENC:%.*]] = icmp eq ptr [[D]], @outer, !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[ENC]], label %[[ROOM]], label %[[SIB:tick.sibling[0-9]*]], !dbg [[L2]]{{$}}
+; desc's function -> a finished sibling: pop it (rule 2c); another function -> cold
+; CHECK:       [[SIB]]:
+; CHECK-NEXT:    [[DFA:%.*]] = getelementptr inbounds i8, ptr [[D]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    [[DF:%.*]] = load ptr, ptr [[DFA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[FN:%.*]] = load ptr, ptr getelementptr inbounds (i8, ptr @desc, i64 24), align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[SAMEF:%.*]] = icmp eq ptr [[DF]], [[FN]], !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[SAMEF]], label %[[STEP]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
+; CHECK:       [[STEP]]:
+; CHECK-NEXT:    [[BELOW]] = getelementptr inbounds i8, ptr [[AT]], i64 -32, !dbg [[L2]]
+; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[BELOW]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[BWM:%.*]] = load i64, ptr [[BWA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[BSAME:%.*]] = icmp eq i64 [[BWM]], %sp, !dbg [[L2]]
+; CHECK-NEXT:    br i1 [[BSAME]], label %[[WALK]], label %[[ROOM]], !dbg [[L2]]{{$}}
+; the push, on the top, on an enclosing entry, or on what the pops left (rule 3)
 ; CHECK:       [[ROOM]]:
-; CHECK-NEXT:    [[N:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 32, !dbg [[L2]]
+; CHECK-NEXT:    [[BASE:%.*]] = phi ptr [ [[T]], %[[RCONT]] ], [ [[AT]], %[[OTHER]] ], [ [[BELOW]], %[[STEP]] ], !dbg [[L2]]
+; CHECK-NEXT:    [[N:%.*]] = getelementptr inbounds i8, ptr [[BASE]], i64 32, !dbg [[L2]]
 ; CHECK-NEXT:    [[LIMA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[LIM:%.*]] = load ptr, ptr [[LIMA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[HASROOM:%.*]] = icmp ult ptr [[N]], [[LIM]], !dbg [[L2]]
-; CHECK-NEXT:    br i1 [[HASROOM]], label %[[PUSH:tick.push[0-9]*]], label %[[TCOLD:tick.cold[0-9]*]], !dbg [[L2]], !prof [[ELSE_COLD:![0-9]+]]
+; CHECK-NEXT:    br i1 [[HASROOM]], label %[[PUSH:tick.push[0-9]*]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
 ; the entry {desc, sp, 0, 0}, then the release store of the top
 ; CHECK:       [[PUSH]]:
 ; CHECK-NEXT:    store ptr @desc, ptr [[N]], align 8, !dbg [[L2]]
@@ -75,56 +124,6 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 24, !dbg [[L2]]
 ; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    store atomic ptr [[N]], ptr [[H]] release, align 8, !dbg [[L2]]
-; CHECK-NEXT:    br label %[[TCONT:tick.cont[0-9]*]], !dbg [[L2]]
-; at the top's depth: the same descriptor -> a repeat
-; CHECK:       [[SAME]]:
-; CHECK-NEXT:    [[SW:%.*]] = icmp eq i64 [[WM]], %sp, !dbg [[L2]]
-; CHECK-NEXT:    br i1 [[SW]], label %[[NESTED:tick.nested[0-9]*]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
-; CHECK:       [[NESTED]]:
-; CHECK-NEXT:    [[D:%.*]] = load ptr, ptr [[T]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[AGAIN:%.*]] = icmp eq ptr [[D]], @desc, !dbg [[L2]]
-; CHECK-NEXT:    br i1 [[AGAIN]], label %[[REPEAT:tick.repeat[0-9]*]], label %[[NOTAGAIN:tick.not_again[0-9]*]], !dbg [[L2]]{{$}}
-; CHECK:       [[REPEAT]]:
-; CHECK-NEXT:    [[RA:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 16, !dbg [[L2]]
-; CHECK-NEXT:    [[R:%.*]] = load atomic i64, ptr [[RA]] monotonic, align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[R1:%.*]] = add i64 [[R]], 1, !dbg [[L2]]
-; CHECK-NEXT:    store atomic i64 [[R1]], ptr [[RA]] monotonic, align 8, !dbg [[L2]]
-; CHECK-NEXT:    br label %[[TCONT]], !dbg [[L2]]
-; the top is desc's parent -> push (in room); desc's parent is a load of the constant
-; CHECK:       [[NOTAGAIN]]:
-; CHECK-NEXT:    [[P:%.*]] = load ptr, ptr getelementptr inbounds (i8, ptr @desc, i64 48), align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[HASP:%.*]] = icmp ne ptr [[P]], null, !dbg [[L2]]
-; CHECK-NEXT:    [[ISP:%.*]] = icmp eq ptr [[D]], [[P]], !dbg [[L2]]
-; CHECK-NEXT:    [[INTOP:%.*]] = and i1 [[HASP]], [[ISP]], !dbg [[L2]]
-; CHECK-NEXT:    br i1 [[INTOP]], label %[[ROOM]], label %[[SIB:tick.sibling[0-9]*]], !dbg [[L2]]{{$}}
-; a sibling (the same parent, or with none the same function), over desc's parent or
-; another depth -> replace it
-; CHECK:       [[SIB]]:
-; CHECK-NEXT:    [[DPA:%.*]] = getelementptr inbounds i8, ptr [[D]], i64 48, !dbg [[L2]]
-; CHECK-NEXT:    [[DP:%.*]] = load ptr, ptr [[DPA]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[BL:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 -32, !dbg [[L2]]
-; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[BL]], i64 8, !dbg [[L2]]
-; CHECK-NEXT:    [[BWM:%.*]] = load i64, ptr [[BWA]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[BD:%.*]] = load ptr, ptr [[BL]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[BISP:%.*]] = icmp eq ptr [[BD]], [[P]], !dbg [[L2]]
-; CHECK-NEXT:    [[BOTHER:%.*]] = icmp ne i64 [[BWM]], %sp, !dbg [[L2]]
-; CHECK-NEXT:    [[BOK:%.*]] = or i1 [[BOTHER]], [[BISP]], !dbg [[L2]]
-; CHECK-NEXT:    [[DFA:%.*]] = getelementptr inbounds i8, ptr [[D]], i64 24, !dbg [[L2]]
-; CHECK-NEXT:    [[DF:%.*]] = load ptr, ptr [[DFA]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[FN:%.*]] = load ptr, ptr getelementptr inbounds (i8, ptr @desc, i64 24), align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[SAMEF:%.*]] = icmp eq ptr [[DF]], [[FN]], !dbg [[L2]]
-; CHECK-NEXT:    [[SAMEP:%.*]] = icmp eq ptr [[DP]], [[P]], !dbg [[L2]]
-; CHECK-NEXT:    [[SIBS:%.*]] = select i1 [[HASP]], i1 [[SAMEP]], i1 [[SAMEF]], !dbg [[L2]]
-; CHECK-NEXT:    [[REPL:%.*]] = and i1 [[SIBS]], [[BOK]], !dbg [[L2]]
-; CHECK-NEXT:    br i1 [[REPL]], label %[[REPLACE:tick.replace[0-9]*]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
-; CHECK:       [[REPLACE]]:
-; CHECK-NEXT:    store ptr @desc, ptr [[T]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 8, !dbg [[L2]]
-; CHECK-NEXT:    store i64 %sp, ptr [[F]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 16, !dbg [[L2]]
-; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 24, !dbg [[L2]]
-; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    br label %[[TCONT]], !dbg [[L2]]
 ; pop(sp): as ret, with <u, and the first branch weighted unlikely
 ; CHECK:       [[TCONT]]:

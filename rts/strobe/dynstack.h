@@ -58,11 +58,19 @@ typedef enum StrobeTickKind {
                                   the span is all 0, file may be NULL */
 } StrobeTickKind;
 
+enum {
+  /* Every descriptor of the module with this one's function and file whose span
+     strictly contains this one's is on its parent chain (they nest, as the notes of a
+     Haskell binding do): the inline tick may then tell an enclosing entry from a
+     sibling by the chain alone (strobe/dynstack.h §4). */
+  STROBE_DESC_NESTED = 1u << 0,
+};
+
 typedef struct StrobeTickDesc {
   uint32_t kind;              /*  0: a StrobeTickKind; readers skip kinds they do not know */
   uint32_t line1, col1;       /*  4: where the span starts */
   uint32_t line2, col2;       /* 12: where it ends (col2 inclusive, as printed) */
-  uint32_t reserved;          /* 20: 0 */
+  uint32_t flags;             /* 20: STROBE_DESC_* */
   const char *function;       /* 24: the Haskell name of the function, `Main.fact`; its
                                      continuations and thunks carry the same name, so
                                      that the siblings rule (tick) sees one function */
@@ -80,7 +88,7 @@ STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, line1) == 4, "StrobeTickDesc.line1
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, col1) == 8, "StrobeTickDesc.col1");
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, line2) == 12, "StrobeTickDesc.line2");
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, col2) == 16, "StrobeTickDesc.col2");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, reserved) == 20, "StrobeTickDesc.reserved");
+STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, flags) == 20, "StrobeTickDesc.flags");
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, function) == 24, "StrobeTickDesc.function");
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, file) == 32, "StrobeTickDesc.file");
 STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, code) == 40, "StrobeTickDesc.code");
@@ -339,45 +347,44 @@ extern StrobeRegistry strobe_registry;
 
 /* The inline fast paths.  The plugin emits exactly this logic in IR (with the cold call
  * in a cold block); these C versions are its reference, used by C callers and by the
- * tests.  With h = &strobe_dynstack_head (one thread-local address), t = h->top and
- * p = desc->parent (a constant: Note [A descriptor's parent] in lowering/lower.c):
+ * tests.  With h = &strobe_dynstack_head (one thread-local address) and t = h->top:
  *
- *   tick(desc, sp):  h->ticks += 1                              // relaxed
- *                    if (sp < t->wm) push:                      // deeper: rule 3
- *                      if (t + 1 < h->limit) { t[1] = {desc, sp, 0, 0, 0}; h->top = t + 1; }
- *                      else strobe_tick(desc, sp);              // full: cold
- *                    else if (sp != t->wm) strobe_tick(desc, sp); // stale: cold
- *                    else if (t->desc == desc)                  // rule 2a
- *                      t->repeats += 1;                         // relaxed
- *                    else if (p && t->desc == p) push;          // rule 2b
- *                    else if ((p ? t->desc->parent == p : t->desc->function == desc->function)
- *                             && (t[-1].wm != sp || t[-1].desc == p))
- *                      *t = {desc, sp, 0, 0, 0};                // rule 2c, then 2b or 3
- *                    else strobe_tick(desc, sp);                // cold
- *   pop(sp):         if (t->wm < sp) {                          // stale
- *                      do t -= 1; while (t->wm < sp);           // stops at a sentinel
- *                      if (t < h->base) strobe_pop(sp);         // cold: the dropped ones
+ *   tick(desc, sp):  h->ticks += 1                                // relaxed
+ *                    if (sp > t->wm) strobe_tick(desc, sp);       // stale: cold
+ *                    at = t
+ *                    if (sp == t->wm) walk the entries at sp, from the top:
+ *                      at->desc == desc:  at->repeats += 1; if popped, clear at's tail
+ *                                         flag and h->top = at; done        // rule 2a
+ *                      desc not NESTED:   strobe_tick(desc, sp); done       // cold
+ *                      at->desc on desc's parent chain: stop        // rule 2b: push
+ *                      at->desc of another function: strobe_tick; done  // 2d: cold
+ *                      else pop it: at -= 1; stop if at->wm != sp   // rule 2c, then 3
+ *                    push: if (at + 1 < h->limit) { at[1] = {desc, sp, 0, 0, 0};
+ *                                                   h->top = at + 1; }
+ *                          else strobe_tick(desc, sp);            // full: cold
+ *   pop(sp):         if (t->wm < sp) {                            // stale
+ *                      do t -= 1; while (t->wm < sp);             // stops at a sentinel
+ *                      if (t < h->base) strobe_pop(sp);           // cold: the dropped ones
  *                      else h->top = t;
  *                    }
  *   ret(sp):         the same with <= (Note [Watermarks]), strobe_ret.
  *
  * Watermarks and entry addresses compare unsigned.  A push is rule 3 with nothing
- * stale (sp < t->wm: t, and everything below it, is shallower), or rule 2b when the
- * top is desc's parent.  In the sibling case the top is of desc's function, is not
- * desc and does not contain it: if desc has a parent, the top has the same one (were
- * the top to contain desc, it would be, or contain, desc's parent); if desc has none,
- * nothing of its function contains it, and the top has desc's function (the same
- * string: a module shares one per function, and names are module-qualified).  Rule
- * 2c pops the top, and the entry below either is at another depth (rule 3) or is
- * desc's parent (rule 2b): either way desc takes the top's place.  A sentinel's desc
- * is strobe_dynstack_no_desc, with no parent and a function no other has.  Rule 2a's
- * content-equal descriptors (the same expression in two modules) are not siblings
- * here only because two modules do not share a function string: the linker may merge
- * equal strings, but a program has one module of each (module-qualified) name.
+ * stale (sp < t->wm: t, and everything below it, is shallower), rule 2b on an entry
+ * that contains desc, or rule 3 once rule 2c popped every entry at sp.  The walk
+ * tells the three kinds of entry of desc's function apart by desc's parent chain,
+ * which the lowering computed (Note [A descriptor's parent] in lowering/lower.c):
+ * with STROBE_DESC_NESTED, an entry of desc's function that contains desc is on the
+ * chain, so one that is neither desc nor on the chain is a sibling.  "desc's
+ * function" is the same string: a module shares one per function, and Haskell names
+ * are module-qualified, so two modules' descriptors never share one (the linker may
+ * merge equal strings, but a program has one module of each name); content-equal
+ * descriptors of two modules (rule 2a by content) therefore reach the slow path.  A
+ * sentinel's desc is strobe_dynstack_no_desc, with no parent and a function string
+ * no other has.  Nothing is stored until the walk ends, so a cold call finds the
+ * stack as it was.
  *
- * Sp is a word-aligned address, never UINTPTR_MAX, which no sentinel would stop.  The
- * inline 2c rewrites the top in place, field by field: a debugger that stops in the
- * middle may see the new expression with the old repeat count.
+ * Sp is a word-aligned address, never UINTPTR_MAX, which no sentinel would stop.
  *
  * The entry is written before the release store of h->top publishes it, so that a
  * signal handler on this thread, or a debugger stopping it, never sees a top it has
@@ -392,28 +399,39 @@ static inline void strobe_dynstack_count(uint64_t *counter) {
   __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
+/* d is on desc's parent chain. */
+static inline int strobe_desc_on_chain(const StrobeTickDesc *d, const StrobeTickDesc *desc) {
+  for (const StrobeTickDesc *p = desc->parent; p; p = p->parent)
+    if (p == d) return 1;
+  return 0;
+}
+
 static inline void strobe_tick_fast(const StrobeTickDesc *desc, uintptr_t sp) {
   StrobeDynStackHead *h = &strobe_dynstack_head;
-  StrobeEntry *t = h->top;
-  const StrobeTickDesc *p = desc->parent;
+  StrobeEntry *t = h->top, *at = t;
   strobe_dynstack_count(&h->ticks);
-  if (sp < t->wm || (sp == t->wm && p && t->desc == p)) {
-    if (t + 1 < h->limit) {
-      t[1] = (StrobeEntry){.desc = desc, .wm = sp};
-      __atomic_store_n(&h->top, t + 1, __ATOMIC_RELEASE);
+  if (sp > t->wm) goto slow;
+  while (sp == at->wm) {
+    const StrobeTickDesc *d = at->desc;
+    if (d == desc) {
+      if (at != t) {
+        at->flags &= ~(uint32_t)STROBE_ENTRY_TAIL; /* running again (rule 2a) */
+        __atomic_store_n(&h->top, at, __ATOMIC_RELEASE);
+      }
+      strobe_dynstack_count(&at->repeats);
       return;
     }
-  } else if (sp == t->wm) {
-    if (t->desc == desc) {
-      strobe_dynstack_count(&t->repeats);
-      return;
-    }
-    if ((p ? t->desc->parent == p : t->desc->function == desc->function) &&
-        (t[-1].wm != sp || t[-1].desc == p)) {
-      *t = (StrobeEntry){.desc = desc, .wm = sp};
-      return;
-    }
+    if (!(desc->flags & STROBE_DESC_NESTED)) goto slow;
+    if (strobe_desc_on_chain(d, desc)) break;
+    if (d->function != desc->function) goto slow;
+    at--;
   }
+  if (at + 1 < h->limit) {
+    at[1] = (StrobeEntry){.desc = desc, .wm = sp};
+    __atomic_store_n(&h->top, at + 1, __ATOMIC_RELEASE);
+    return;
+  }
+slow:
   strobe_tick(desc, sp);
 }
 
