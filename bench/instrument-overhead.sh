@@ -16,7 +16,8 @@
 # mean of each ratio.  Issue 4's target: the geometric mean of `all`'s Ir ratio <= 1.10 on
 # programs whose ticks are at least as dense as the O0 corpus dumps; so it also prints
 # statements per //tick for each program and for the corpus (statements: the lines inside
-# a proc's {offset ... } body that end in ';' and are neither //tick notes nor labels).
+# a proc's {offset ... } body that end in ';' and are neither //tick notes nor labels),
+# and, per tick executed, the program's own instructions and the instrumentation's.
 #
 # A benchmark: it prints figures and fails only when a build fails or an output differs.
 # Environment: RUNS (wall-time runs, default 5); IR_TIMEOUT (seconds per callgrind run,
@@ -173,7 +174,7 @@ awk '
       r = base_ir[prog[i]] > 0 ? ir[i] / base_ir[prog[i]] : 0
       w = base_wall[prog[i]] > 0 ? wall[i] / base_wall[prog[i]] : 0
       mark = cut[i] ? ">" : ""
-      printf "%-8s %-5s %16s %10s %9.3f %10.2f %14d %14d %s\n", prog[i], var[i], mark ir[i],
+      printf "%-8s %-5s %16s %10s %9.3f %10.2f %14.0f %14.0f %s\n", prog[i], var[i], mark ir[i],
              mark fmt(r), wall[i], w, ticks[i], slow[i], ok[i] ? "same" : "DIFFERS"
       if (var[i] != "none" && r > 0) {
         lir[var[i]] += log(r); lw[var[i]] += log(w); n[var[i]]++
@@ -191,5 +192,14 @@ awk '
     g = n["all"] ? exp(lir["all"] / n["all"]) : 0
     printf "all-instrumented Ir ratio (geometric mean): %s%.3f, target <= 1.10: %s\n",
            low["all"] ? ">" : "", g, g <= 1.10 && !low["all"] ? "met" : "NOT met"
+    # How dense the ticks are at run time, and what each costs: the uninstrumented
+    # program instructions per tick the instrumented one executes, and the extra
+    # instructions per tick.
+    printf "\nper tick executed (all):\n"
+    for (i = 1; i <= NR; i++) {
+      if (var[i] != "all" || ticks[i] == 0) continue
+      printf "  %-8s %6.1f instructions of the program, %6.1f of instrumentation\n", prog[i],
+             base_ir[prog[i]] / ticks[i], (ir[i] - base_ir[prog[i]]) / ticks[i]
+    }
   }' "$results"
 exit "$status"
