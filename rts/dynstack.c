@@ -25,11 +25,12 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The head of a thread with no stack: a sentinel that pops nothing and pushes nothing
- * inline (Note [The entries and their sentinels]). */
-/* Its function is a string of its own: a descriptor whose function is NULL must not
- * look like the sentinel's sibling to the inline rule 2c. */
+/* A sentinel's descriptor.  Its function is a string of its own: a descriptor whose
+ * function is NULL must not look like a sentinel's sibling to the inline walk. */
 const StrobeTickDesc strobe_dynstack_no_desc = {.kind = 0, .function = "(no descriptor)"};
+
+/* The head of a thread with no stack points at this sentinel, which pops nothing and
+ * pushes nothing inline (Note [The entries and their sentinels]). */
 const StrobeEntry strobe_dynstack_empty = {.desc = &strobe_dynstack_no_desc, .wm = UINTPTR_MAX};
 #define EMPTY_HEAD                                                                       \
   ((StrobeDynStackHead){.top = (StrobeEntry *)&strobe_dynstack_empty,                    \
