@@ -179,8 +179,9 @@ class Registry:
 
     @staticmethod
     def stats(header, threads, heads):
-        """(name, value, help) rows for `strobe stats`: the exited threads' counters
-        plus every live one's; a live thread counts its ticks in its head."""
+        """(name, value, help) rows for `strobe stats`, those of the runtime's own
+        statistics (STROBE_STATS in dynstack.h): the exited threads' counters plus
+        every live one's; a live thread counts its ticks in its head."""
         live = [t.counters for t in threads]
         total = [header.exited[i] + sum(c[i] for c in live) for i in range(6)]
         ticks = total[0] + sum(h.ticks for h in heads if h)
@@ -190,8 +191,6 @@ class Registry:
             ("slow_ticks", c.slow_ticks, "ticks that took the slow path (strobe_tick)"),
             ("slow_pops", c.slow_pops, "pops that took the slow path (strobe_pop)"),
             ("slow_rets", c.slow_rets, "rets that took the slow path (strobe_ret)"),
-            ("slow_calls", c.slow_ticks + c.slow_pops + c.slow_rets,
-             "calls of strobe_tick, strobe_pop and strobe_ret"),
             ("drops", c.drops, "entries dropped because a stack was full"),
             ("tail_drops", c.tail_drops, "tail calls elided by tail_limit"),
             ("threads", header.nthreads + header.nexited,

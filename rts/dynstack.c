@@ -372,24 +372,20 @@ void strobe_tick(const StrobeTickDesc *desc, uintptr_t sp) {
   end(s);
 }
 
-/* Before a thread's first tick its stack is empty: nothing to pop, nothing to start. */
-void strobe_pop(uintptr_t sp) {
+/* strobe_pop, or with inclusive strobe_ret (Note [Watermarks]).  Before a thread's
+ * first tick its stack is empty: nothing to pop, nothing to start. */
+static void pop_slow(uintptr_t sp, bool inclusive) {
   StrobeThreadStack *s = strobe_dynstack_head.stack;
   if (!s) return;
   begin(s);
-  bump(&s->counters.slow_pops, 1);
-  pop_finished(s, sp, false);
+  bump(inclusive ? &s->counters.slow_rets : &s->counters.slow_pops, 1);
+  pop_finished(s, sp, inclusive);
   end(s);
 }
 
-void strobe_ret(uintptr_t sp) {
-  StrobeThreadStack *s = strobe_dynstack_head.stack;
-  if (!s) return;
-  begin(s);
-  bump(&s->counters.slow_rets, 1);
-  pop_finished(s, sp, true);
-  end(s);
-}
+void strobe_pop(uintptr_t sp) { pop_slow(sp, false); }
+
+void strobe_ret(uintptr_t sp) { pop_slow(sp, true); }
 
 /* ---- process-wide set-up ---------------------------------------------------------- */
 
