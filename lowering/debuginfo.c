@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "span.h"
+
 struct DebugInfo {
   LLVMModuleRef m;
   LLVMContextRef ctx;
@@ -66,10 +68,7 @@ void dw_free(DebugInfo *dw) {
 }
 
 bool dw_note_within(const CmmSrcNote *a, const CmmSrcNote *b) {
-  if (strcmp(a->file, b->file) != 0) return false;
-  bool starts_after = b->line1 > a->line1 || (b->line1 == a->line1 && b->col1 >= a->col1);
-  bool ends_before = b->line2 < a->line2 || (b->line2 == a->line2 && b->col2 <= a->col2);
-  return starts_after && ends_before;
+  return strcmp(a->file, b->file) == 0 && strobe_span_contains(STROBE_SPAN_OF(a), STROBE_SPAN_OF(b));
 }
 
 void dw_function(DebugInfo *dw, DwFunction *f, LLVMValueRef fn, const char *name, bool local,

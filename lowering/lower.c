@@ -41,6 +41,7 @@
 #include "debuginfo.h"
 #include "infotable.h"
 #include "scopes.h"
+#include "ticks.h"
 #include "strobe/dynstack.h"
 
 /* The pseudo-intrinsics (intrinsics/intrinsics.def), and the tick descriptor whose
@@ -64,15 +65,14 @@ _Static_assert(offsetof(StrobeTickDesc, function) == 24 && offsetof(StrobeTickDe
                "the lowering emits StrobeTickDesc as { i32 x 6, ptr, ptr, ptr, ptr }");
 enum { DESC_FIELDS = 10, DESC_FLAGS = 5, DESC_PARENT = 9 };
 
-/* A tick descriptor of the module; its initializer is set at the end (lw_finish), when
- * every descriptor is known and its parent can be found. */
+/* A tick descriptor of the module, the global of the ticks stage's descriptor of the
+ * same index; its initializer is set at the end (lw_finish), when the stage has given
+ * every descriptor its parent. */
 typedef struct Desc Desc;
 struct Desc {
   LLVMValueRef g;
   LLVMValueRef fields[DESC_FIELDS];
   LLVMValueRef function, file; /* the string constants, one per text */
-  uint32_t line1, col1, line2, col2;
-  Desc *parent; /* set by set_parents */
 };
 
 enum { NPARAMS = 16, P_BASE = 0, P_SP, P_HP, P_R1, P_SPLIM = P_R1 + 6, P_XMM1 };
@@ -94,7 +94,6 @@ struct Lowering {
   /* per file */
   const CmmFile *f;
   const char *module;   /* the Haskell module, for names of module-internal code */
-  const char *main_file;
   jmp_buf fail;
   StrMap defs;          /* label -> index into def */
   VEC(LLVMValueRef) def;
@@ -104,8 +103,9 @@ struct Lowering {
   LLVMValueRef intrinsic[LW_NINTRINSICS]; /* declared on first use */
   LLVMTypeRef desc_type;
   StrMap strings;        /* a private string constant per distinct text */
-  StrMap descs;          /* a descriptor per (function, note) */
-  VEC(Desc) desc;
+  Ticks *ticks;          /* the ticks stage: which descriptors, their parents and flags */
+  const TkPlan *plan;    /* per file: the binding each proc's ticks count for */
+  VEC(Desc) desc;        /* desc.v[i]: the global of tk_get(ticks, i) */
   VEC(LLVMValueRef) string;
 };
 
@@ -575,12 +575,11 @@ static LLVMValueRef string_const(Lowering *L, const char *text) {
  * note over the module, in the section the runtime enumerates. */
 static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   Lowering *L = F->L;
-  const char *key = arena_printf(L->a, "%s|%s|%u:%u-%u:%u", F->pi->function, n->file, n->line1,
-                                 n->col1, n->line2, n->col2);
-  uint32_t i;
-  if (strmap_get(&L->descs, key, &i)) return L->desc.v[i].g;
-  Desc d = {.function = string_const(L, F->pi->function), .file = string_const(L, n->file),
-            .line1 = n->line1, .col1 = n->col1, .line2 = n->line2, .col2 = n->col2};
+  bool made;
+  uint32_t i = tk_desc(L->ticks, F->pi->function, n, &made);
+  if (!made) return L->desc.v[i].g;
+  cmm_assert(i == L->desc.n);
+  Desc d = {.function = string_const(L, F->pi->function), .file = string_const(L, n->file)};
   LLVMValueRef f[DESC_FIELDS] = {
       LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0), LLVMConstInt(L->i32, n->line1, 0),
       LLVMConstInt(L->i32, n->col1, 0), LLVMConstInt(L->i32, n->line2, 0),
@@ -595,54 +594,19 @@ static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   LLVMSetGlobalConstant(d.g, 1);
   LLVMSetSection(d.g, STROBE_TICK_SECTION);
   LLVMSetAlignment(d.g, 8);
-  strmap_put(&L->descs, L->a, key, L->desc.n, NULL);
   vec_push(L->a, &L->desc, d);
   return d.g;
 }
 
-static bool before_or_at(uint32_t l1, uint32_t c1, uint32_t l2, uint32_t c2) {
-  return l1 < l2 || (l1 == l2 && c1 <= c2);
-}
-
-/* a's span strictly contains b's (as the runtime's rule 2b compares them). */
-static bool encloses(const Desc *a, const Desc *b) {
-  bool same = a->line1 == b->line1 && a->col1 == b->col1 && a->line2 == b->line2 && a->col2 == b->col2;
-  return !same && before_or_at(a->line1, a->col1, b->line1, b->col1) &&
-         before_or_at(b->line2, b->col2, a->line2, a->col2);
-}
-
-/* Note [A descriptor's parent]: the parent of a descriptor is the descriptor of the
- * smallest span that strictly contains its own, among those of the same function and
- * file in this module; NULL if none does.  When those spans nest (the notes of a
- * Haskell binding do), every one of them is on the parent chain, and the descriptor
- * says so (STROBE_DESC_NESTED): the inline tick (plugin/instrument.c) then tells an
- * entry that contains it from a finished sibling by the chain alone, and handles
- * rules 2a-2c of the dynamic stack without calling the runtime.  Quadratic in the
- * descriptors of a function, which are few. */
-static bool is_enclosing(const Desc *e, const Desc *d) {
-  return e->function == d->function && e->file == d->file && encloses(e, d);
-}
-
+/* Each descriptor's flags and parent, as the ticks stage decided them (Note [A
+ * descriptor's parent] in ticks.c). */
 static void set_parents(Lowering *L) {
+  cmm_assert(tk_count(L->ticks) == L->desc.n);
   for (uint32_t i = 0; i < L->desc.n; i++) {
     Desc *d = &L->desc.v[i];
-    for (uint32_t j = 0; j < L->desc.n; j++) {
-      Desc *e = &L->desc.v[j];
-      if (is_enclosing(e, d) && (!d->parent || encloses(d->parent, e))) d->parent = e;
-    }
-  }
-  for (uint32_t i = 0; i < L->desc.n; i++) {
-    Desc *d = &L->desc.v[i];
-    bool nested = true;
-    for (uint32_t j = 0; j < L->desc.n && nested; j++) {
-      const Desc *e = &L->desc.v[j];
-      if (!is_enclosing(e, d)) continue;
-      const Desc *p = d->parent;
-      while (p && p != e) p = p->parent;
-      nested = p == e;
-    }
-    d->fields[DESC_FLAGS] = LLVMConstInt(L->i32, nested ? STROBE_DESC_NESTED : 0, 0);
-    if (d->parent) d->fields[DESC_PARENT] = d->parent->g;
+    const TkDesc *t = tk_get(L->ticks, i);
+    d->fields[DESC_FLAGS] = LLVMConstInt(L->i32, t->nested ? STROBE_DESC_NESTED : 0, 0);
+    if (t->parent != TK_NO_PARENT) d->fields[DESC_PARENT] = L->desc.v[t->parent].g;
     LLVMSetInitializer(d->g, LLVMConstNamedStruct(L->desc_type, d->fields, DESC_FIELDS));
   }
 }
@@ -657,16 +621,6 @@ static void call_intrinsic(Fn *F, int id, const CmmSrcNote *note) {
   args[n++] = read_global(F, CMM_REG_SP, 0);
   LLVMValueRef fn = intrinsic_fn(L, id);
   LLVMBuildCall2(L->b, LLVMGlobalGetValueType(fn), fn, args, n, "");
-}
-
-/* Whether an assignment to Sp may raise it (pop frames): all but `Sp = Sp - N`. */
-static bool may_raise_sp(const CmmExpr *rhs) {
-  if (rhs->kind == CMM_E_MACHOP && rhs->u.mo.op == CMM_MO_SUB) {
-    const CmmExpr *x = rhs->u.mo.args[0], *n = rhs->u.mo.args[1];
-    return !(x->kind == CMM_E_GLOBAL && x->u.global.reg == CMM_REG_SP && n->kind == CMM_E_INT &&
-             !n->u.i.neg);
-  }
-  return true;
 }
 
 /* ---- statements ------------------------------------------------------------------ */
@@ -1068,8 +1022,7 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
    * current note then moves the location in, for code after it. */
   const CmmSrcNote *note = node->first;
   LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
-  /* A continuation is entered by a return: what was pushed at its depth is done. */
-  if (k == F->pp && (k != 0 || F->pi->continuation)) call_intrinsic(F, LW_RET, NULL);
+  if (k == F->pp && tk_ret_on_entry(k, F->pi->continuation)) call_intrinsic(F, LW_RET, NULL);
   for (uint32_t i = 0; i < blk->nstmts; i++) {
     const CmmStmt *s = &blk->stmts[i];
     switch (s->kind) {
@@ -1084,9 +1037,7 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
     case CMM_S_UNWIND: break;
     case CMM_S_ASSIGN:
       assign(F, s->u.assign.lhs, expr(F, s->u.assign.rhs));
-      if (s->u.assign.lhs->kind == CMM_E_GLOBAL && s->u.assign.lhs->u.global.reg == CMM_REG_SP &&
-          may_raise_sp(s->u.assign.rhs))
-        call_intrinsic(F, LW_POP, NULL);
+      if (tk_pops(s)) call_intrinsic(F, LW_POP, NULL);
       break;
     case CMM_S_STORE:
       LLVMBuildStore(L->b, expr(F, s->u.store.rhs), address(F, s->u.store.addr));
@@ -1194,39 +1145,26 @@ static const char *file_module(Lowering *L, const CmmFile *f) {
   return best;
 }
 
-/* Code that is not a binding of its own: a -fllvm split continuation (`_c1JV`) or a
- * thunk (`sat_s1Jv`). */
-static bool is_binding(const CmmProc *p) {
-  return p->label[0] != '_' && strncmp(p->label, "sat_", 4) != 0;
+/* A continuation or thunk is named after the binding the ticks stage found for it
+ * (tk_plan): a -fllvm continuation (`_c1JV`) as the native pipeline's split names it,
+ * after that code (`Main.fact.c1JV`), and its ticks, like a thunk's, count as that
+ * function's. */
+static void find_binding(Lowering *L, const CmmProc *p, ProcInfo *pi, const TkProc *tp) {
+  const CmmProc *q = tp->binding;
+  if (!q) return;
+  const CmmInfoTable *t = table_of(q, 0);
+  pi->function = lw_haskell_name(L->a, t ? t->label : q->label, L->module);
+  if (pi->continuation) pi->name = arena_printf(L->a, "%s.%s", pi->function, p->label + 1);
 }
 
-/* The binding a continuation or thunk belongs to: the nearest scope at or above its
- * entry holds the entry block of that binding's proc.  GHC's -fllvm pipeline makes each
- * continuation a proc of its own (`_c1JV`, table `block_c1JV_info`); it is named as the
- * native pipeline's split names it, after that code (`Main.fact.c1JV`), and its ticks,
- * like a thunk's, count as that function's. */
-static void find_binding(Lowering *L, const CmmProc *p, ProcInfo *pi, const ScopeTree *tree,
-                         uint32_t decl) {
-  if (is_binding(p) || p->nblocks == 0) return; /* no code, no ticks: no binding needed */
-  for (const ScopeNode *n = scopes_block_node(tree, decl, 0); n; n = n->parent)
-    for (uint32_t i = 0; i < n->nblocks; i++) {
-      const CmmProc *q = n->blocks[i].proc;
-      if (q == p || !is_binding(q) || n->blocks[i].block != &q->blocks[0]) continue;
-      const CmmInfoTable *t = table_of(q, 0);
-      pi->function = lw_haskell_name(L->a, t ? t->label : q->label, L->module);
-      if (pi->continuation) pi->name = arena_printf(L->a, "%s.%s", pi->function, p->label + 1);
-      return;
-    }
-}
-
-static ProcInfo *declare_proc(Lowering *L, const CmmProc *p) {
+static ProcInfo *declare_proc(Lowering *L, const CmmProc *p, uint32_t g, uint32_t i) {
   ProcInfo *pi = arena_alloc(L->a, sizeof *pi);
   pi->pp = proc_points(L, p);
   pi->fn = arena_alloc(L->a, p->nblocks * sizeof *pi->fn);
   const CmmInfoTable *entry_table = table_of(p, 0);
   pi->name = pi->function =
       lw_haskell_name(L->a, entry_table ? entry_table->label : p->label, L->module);
-  pi->continuation = p->label[0] == '_' && p->label[1] == 'c';
+  pi->continuation = tk_proc(L->plan, g, i)->continuation;
   for (uint32_t k = 0; k < p->nblocks; k++) {
     if (!pi->pp[k]) continue;
     const CmmInfoTable *it = table_of(p, k);
@@ -1249,10 +1187,10 @@ static LLVMValueRef declare_data(Lowering *L, const CmmData *dt) {
   return define(L, dt->label, g);
 }
 
-bool lw_add_file(Lowering *L, const CmmFile *f) {
+bool lw_add_file(Lowering *L, const CmmFile *f, ScopeTree *const *trees, const TkPlan *plan) {
   L->f = f;
   L->module = file_module(L, f);
-  L->main_file = L->o->main_file ? L->o->main_file : scopes_main_file(f, L->a);
+  L->plan = plan;
   strmap_init(&L->defs, L->a, 256);
   L->def.n = 0;
   lw_info_ctx_init(&L->info, f);
@@ -1267,13 +1205,13 @@ bool lw_add_file(Lowering *L, const CmmFile *f) {
     infos[g] = arena_alloc(L->a, (gr->ndecls ? gr->ndecls : 1) * sizeof **infos);
     for (uint32_t i = 0; i < gr->ndecls; i++) {
       const CmmDecl *d = &gr->decls[i];
-      if (d->kind == CMM_DECL_PROC) infos[g][i] = declare_proc(L, &d->u.proc);
+      if (d->kind == CMM_DECL_PROC) infos[g][i] = declare_proc(L, &d->u.proc, g, i);
       else declare_data(L, &d->u.data);
     }
   }
   for (uint32_t g = 0; g < f->ngroups; g++) {
     const CmmGroup *gr = &f->groups[g];
-    const ScopeTree *tree = scopes_build(f, gr, L->main_file, L->a);
+    const ScopeTree *tree = trees[g];
     for (uint32_t i = 0; i < gr->ndecls; i++) {
       const CmmDecl *d = &gr->decls[i];
       if (d->kind == CMM_DECL_DATA) {
@@ -1282,7 +1220,7 @@ bool lw_add_file(Lowering *L, const CmmFile *f) {
         continue;
       }
       const CmmProc *p = &d->u.proc;
-      find_binding(L, p, infos[g][i], tree, i);
+      find_binding(L, p, infos[g][i], tk_proc(plan, g, i));
       for (uint32_t k = 0; k < p->nblocks; k++)
         if (infos[g][i]->pp[k]) function(L, p, infos[g][i], tree, i, k);
     }
@@ -1298,19 +1236,20 @@ bool lw_add_file(Lowering *L, const CmmFile *f) {
 
 /* ---- the module --------------------------------------------------------------------- */
 
-Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions *o, Diag *d) {
+Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions *o, Ticks *ticks,
+                 Diag *d) {
   Lowering *L = calloc(1, sizeof *L);
   if (!L) internal_error("out of memory");
   L->ctx = ctx;
   L->o = o;
   L->d = d;
+  L->ticks = ticks;
   L->a = arena_new();
   L->m = LLVMModuleCreateWithNameInContext(module_name, ctx);
   L->b = LLVMCreateBuilderInContext(ctx);
   L->alloca_at = LLVMCreateBuilderInContext(ctx);
   strmap_init(&L->symbols, L->a, 1024);
   strmap_init(&L->strings, L->a, 64);
-  strmap_init(&L->descs, L->a, 256);
   L->i1 = LLVMInt1TypeInContext(ctx);
   L->i8 = LLVMInt8TypeInContext(ctx);
   L->i32 = LLVMInt32TypeInContext(ctx);

@@ -1,4 +1,4 @@
-/* lower.h — Cmm to LLVM IR with Haskell debug info (DESIGN.md §5–§6).
+/* lower.h — Cmm to LLVM IR with Haskell debug info (docs/design.md, "Lowering").
  *
  *   symbols.c   labels to object symbols (z-encoding) and to Haskell names
  *   lower.c     procs to ghccc functions, split at proc points; data to globals;
@@ -6,8 +6,10 @@
  *   debuginfo.c DISubprogram per function, DILexicalBlock per scope-tree node,
  *               a DILocation on every instruction
  *
- * Usage: lw_new, then lw_add_file for each parsed and typed file, then lw_finish,
- * which returns the module (verified) or NULL after reporting errors.
+ * Usage: lw_new, then lw_add_file for each parsed and typed file with its scope trees
+ * (scopes_build_file) and its ticks plan (tk_plan); then tk_link on the Ticks given to
+ * lw_new; then lw_finish, which returns the module (verified) or NULL after reporting
+ * errors.
  */
 #ifndef STROBE_LOWER_H
 #define STROBE_LOWER_H
@@ -15,6 +17,8 @@
 #include <llvm-c/Core.h>
 
 #include "cmm.h"
+#include "scopes.h"
+#include "ticks.h"
 
 typedef struct LowerOptions {
   const char *entry;     /* --entry=LABEL: emit strobe_entry and the stop frame */
@@ -25,11 +29,16 @@ typedef struct LowerOptions {
 
 typedef struct Lowering Lowering;
 
-Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions *o, Diag *d);
-/* Lowers one parsed, typed file into the module; false after reporting an error. */
-bool lw_add_file(Lowering *L, const CmmFile *f);
-/* Finishes debug info and glue and verifies the module.  The caller owns the module;
- * NULL (and a diagnostic) on failure. */
+/* ticks: the module's descriptors, which the lowering makes as it meets ticks (the
+ * caller owns it, and links it before lw_finish). */
+Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions *o, Ticks *ticks,
+                 Diag *d);
+/* Lowers one parsed, typed file into the module; trees[g] is the scope tree of group g
+ * and plan the file's ticks plan.  False after reporting an error. */
+bool lw_add_file(Lowering *L, const CmmFile *f, ScopeTree *const *trees, const TkPlan *plan);
+/* Finishes debug info and glue, gives the descriptors what the (linked) ticks stage
+ * decided, and verifies the module.  The caller owns the module; NULL (and a
+ * diagnostic) on failure. */
 LLVMModuleRef lw_finish(Lowering *L);
 void lw_free(Lowering *L);
 

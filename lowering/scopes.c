@@ -1,4 +1,5 @@
-/* scopes.c — tick-scope analysis (DESIGN.md §5, after GHC.Cmm.DebugBlock).
+/* scopes.c — tick-scope analysis (docs/design.md, "Tick scopes and source notes", after
+ * GHC.Cmm.DebugBlock).
  *
  * The approach, per group (one dump section):
  *
@@ -44,6 +45,8 @@
  *    one line per scope whose notes a combined scope copied.  Empty lines are left out.
  */
 #include "scopes.h"
+
+#include "span.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -176,11 +179,8 @@ static void link_node(Builder *b, NodeBuild *nb, Buf *scratch) {
 
 /* ---- best notes ------------------------------------------------------------------- */
 
-static int pos_cmp(uint32_t l1, uint32_t c1, uint32_t l2, uint32_t c2) {
-  if (l1 != l2) return l1 < l2 ? -1 : 1;
-  if (c1 != c2) return c1 < c2 ? -1 : 1;
-  return 0;
-}
+/* Positions compare as every part compares them (abi/span.h). */
+#define pos_cmp strobe_pos_cmp
 
 typedef struct Cand {
   const CmmSrcNote *note;
@@ -352,6 +352,13 @@ ScopeTree *scopes_build(const CmmFile *f, const CmmGroup *g, const char *main_fi
   free(scratch.p);
   free(b.key.p);
   return t;
+}
+
+ScopeTree **scopes_build_file(const CmmFile *f, const char *main_file, Arena *a) {
+  if (!main_file) main_file = scopes_main_file(f, a);
+  ScopeTree **trees = arena_alloc(a, (f->ngroups ? f->ngroups : 1) * sizeof *trees);
+  for (uint32_t g = 0; g < f->ngroups; g++) trees[g] = scopes_build(f, &f->groups[g], main_file, a);
+  return trees;
 }
 
 const ScopeNode *scopes_block_node(const ScopeTree *t, uint32_t decl, uint32_t block) {

@@ -5,7 +5,8 @@
  * of all nested scopes, and scopes cross proc boundaries (a thunk's blocks sit under the
  * scope of the binding that allocated it).  scopes_build turns one group (one dump
  * section) into a tree of ScopeNodes, each with the blocks and notes it owns and the one
- * note a debugger should show for it (DESIGN.md §5, after GHC.Cmm.DebugBlock).
+ * note a debugger should show for it (docs/design.md, "Tick scopes and source notes",
+ * after GHC.Cmm.DebugBlock).
  *
  * Everything a ScopeTree holds lives in the arena passed to scopes_build; the IR it
  * points into (blocks, notes, labels) must outlive it.
@@ -68,6 +69,9 @@ const char *scopes_main_file(const CmmFile *f, Arena *a);
 /* The scope tree of group g of f (g points into f->groups).  main_file: the file whose
  * notes win over other files' (NULL: scopes_main_file(f)). */
 ScopeTree *scopes_build(const CmmFile *f, const CmmGroup *g, const char *main_file, Arena *a);
+
+/* The scope tree of every group of f, trees[g] for f->groups[g]; main_file as above. */
+ScopeTree **scopes_build_file(const CmmFile *f, const char *main_file, Arena *a);
 
 /* The node of block `block` of decl `decl` (indices into g->decls and its blocks). */
 const ScopeNode *scopes_block_node(const ScopeTree *t, uint32_t decl, uint32_t block);

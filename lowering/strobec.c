@@ -21,6 +21,7 @@
 #include "instrument.h"
 #include "lower.h"
 #include "scopes.h"
+#include "ticks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -188,10 +189,10 @@ static Options parse_options(int argc, char **argv) {
 }
 
 /* --time-passes: seconds spent per stage, over all inputs. */
-enum { T_READ, T_PARSE, T_TYPES, T_LOWER, T_INSTRUMENT, T_OPTIMIZE, T_EMIT, T_NSTAGES };
-static const char *const stage_names[T_NSTAGES] = {"read",       "parse",    "types",
-                                                   "scopes+lower", "instrument", "optimize",
-                                                   "codegen+write"};
+enum { T_READ, T_PARSE, T_TYPES, T_SCOPES, T_TICKS, T_LOWER, T_INSTRUMENT, T_OPTIMIZE, T_EMIT,
+       T_NSTAGES };
+static const char *const stage_names[T_NSTAGES] = {
+    "read", "parse", "types", "scopes", "ticks", "lower", "instrument", "optimize", "codegen+write"};
 static double stage_time[T_NSTAGES];
 
 static double now(void) {
@@ -254,22 +255,30 @@ static bool report(char *error) {
   return false;
 }
 
-/* parse → types → scopes → lower → emit, every input into one module. */
+/* parse → types → scopes → ticks → lower → instrument → emit, every input into one
+ * module. */
 static bool compile(const Options *o) {
   LLVMContextRef ctx = LLVMContextCreate();
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
-  Lowering *L = lw_new(ctx, o->inputs[0], &o->lower, &d);
+  Ticks *ticks = tk_new(); /* the module's tick descriptors */
+  Lowering *L = lw_new(ctx, o->inputs[0], &o->lower, ticks, &d);
   bool ok = true;
   for (int i = 0; i < o->ninputs && ok; i++) {
     CmmSource *src;
     CmmFile *f = front_end(o, o->inputs[i], &src);
-    ok = f && TIMED(T_LOWER, lw_add_file(L, f));
+    ScopeTree **trees = NULL;
+    TkPlan *plan = NULL;
+    ok = f && TIMED(T_SCOPES, (trees = scopes_build_file(f, o->lower.main_file, f->arena)) != NULL) &&
+         TIMED(T_TICKS, (plan = tk_plan(f, trees, f->arena)) != NULL) &&
+         TIMED(T_LOWER, lw_add_file(L, f, trees, plan));
     cmm_file_free(f);
     cmm_source_free(src);
   }
+  if (ok) (void)TIMED(T_TICKS, (tk_link(ticks), true));
   LLVMModuleRef m = NULL;
   if (ok) (void)TIMED(T_LOWER, (m = lw_finish(L)) != NULL);
   lw_free(L);
+  tk_free(ticks);
   ok = m != NULL;
 
   char *error = NULL;

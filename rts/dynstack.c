@@ -25,6 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "span.h" /* the containment rule of rule 2b */
+
 /* A sentinel's descriptor.  Its function is a string of its own: a descriptor whose
  * function is NULL must not look like a sentinel's sibling to the inline walk. */
 const StrobeTickDesc strobe_dynstack_no_desc = {.kind = 0, .function = "(no descriptor)"};
@@ -83,8 +85,7 @@ static bool same_function(const StrobeTickDesc *a, const StrobeTickDesc *b) {
 }
 
 static bool same_span(const StrobeTickDesc *a, const StrobeTickDesc *b) {
-  return a->line1 == b->line1 && a->col1 == b->col1 && a->line2 == b->line2 &&
-         a->col2 == b->col2;
+  return strobe_span_equal(STROBE_SPAN_OF(a), STROBE_SPAN_OF(b));
 }
 
 /* The same expression: strobec makes one descriptor per function and note in a module,
@@ -96,16 +97,11 @@ static bool same_expr(const StrobeTickDesc *a, const StrobeTickDesc *b) {
                     same_string(a->file, b->file));
 }
 
-static bool before_or_at(uint32_t l1, uint32_t c1, uint32_t l2, uint32_t c2) {
-  return l1 < l2 || (l1 == l2 && c1 <= c2);
-}
-
 /* a's span strictly contains b's, in the same file.  Strictly: two equal spans of
  * different functions nested in each other would push forever. */
 static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
   return a->kind == STROBE_TICK_SOURCE_NOTE && b->kind == STROBE_TICK_SOURCE_NOTE &&
-         !same_span(a, b) && before_or_at(a->line1, a->col1, b->line1, b->col1) &&
-         before_or_at(b->line2, b->col2, a->line2, a->col2) && same_string(a->file, b->file);
+         strobe_span_encloses(STROBE_SPAN_OF(a), STROBE_SPAN_OF(b)) && same_string(a->file, b->file);
 }
 
 /* ---- the stack's primitive changes ------------------------------------------------ */

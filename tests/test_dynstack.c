@@ -43,6 +43,8 @@
 #include "strobe/dynstack.h"
 #undef strobe_tick
 #include "strobe/rt.h"
+#include "span.h"
+#include "ticks.h" /* the parents and flags the lowering gives */
 
 void strobe_tick(const StrobeTickDesc *desc, uintptr_t sp); /* the runtime's */
 
@@ -51,7 +53,7 @@ void strobe_tick(const StrobeTickDesc *desc, uintptr_t sp); /* the runtime's */
 /* As the lowering emits them: constants in the strobe_ticks section, one string per
  * function name and per file in a "module" (here: string literals, which the compiler
  * merges; test_parents_are_the_lowerings checks it), each with the parent and the flags
- * the lowering gives it (Note [A descriptor's parent] in lowering/lower.c, checked by
+ * the lowering gives it (Note [A descriptor's parent] in lowering/ticks.c, checked by
  * the same test).  A parent comes before its children.  NESTED (STROBE_DESC_NESTED):
  * every span of its function and file that contains the descriptor's is on its parent
  * chain, so that the inline tick handles rules 2b and 2c; 0: the runtime does. */
@@ -410,51 +412,34 @@ static const char *dump_text(uintptr_t sp, int *n) {
 
 /* ---- the fixtures ----------------------------------------------------------------- */
 
-static bool before_or_at(uint32_t l1, uint32_t c1, uint32_t l2, uint32_t c2) {
-  return l1 < l2 || (l1 == l2 && c1 <= c2);
-}
-
+/* a's span strictly contains b's: the one rule (abi/span.h). */
 static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
-  bool same = a->line1 == b->line1 && a->col1 == b->col1 && a->line2 == b->line2 &&
-              a->col2 == b->col2;
-  return !same && before_or_at(a->line1, a->col1, b->line1, b->col1) &&
-         before_or_at(b->line2, b->col2, a->line2, a->col2);
+  return strobe_span_encloses(STROBE_SPAN_OF(a), STROBE_SPAN_OF(b));
 }
 
-/* e and d are of the same function and file (in one module: the same text), and e's
- * span strictly contains d's: the lowering's is_enclosing. */
-static bool is_enclosing(const StrobeTickDesc *e, const StrobeTickDesc *d) {
-  return !strcmp(e->function, d->function) && !strcmp(e->file, d->file) && encloses(e, d);
-}
-
-/* Each module's descriptors are as the lowering's set_parents makes them (Note [A
- * descriptor's parent] in lowering/lower.c), in the order the module lists them:
- *   parent: of those enclosing the descriptor, taken in order, each one that the
- *           parent so far encloses (the smallest span, the first of equals);
- *   flags:  STROBE_DESC_NESTED iff every descriptor enclosing it is on its parent
- *           chain (none enclosing it: NESTED).
- * And the module shares one string per function name and per file, as the lowering
- * does (string_const): the inline tick compares functions by address. */
+/* Each module's descriptors are as the ticks stage decides them (tk_link_descs; Note [A
+ * descriptor's parent] in lowering/ticks.c), given the module's descriptors in the
+ * order the module lists them, and the lowering emits them: the parent, and
+ * STROBE_DESC_NESTED for a descriptor the stage calls nested.  And the module shares one
+ * string per function name and per file, as the lowering does (string_const): the
+ * inline tick compares functions by address. */
 static void check_parents(const StrobeTickDesc *const *descs, size_t n) {
+  TkDesc *tk = calloc(n, sizeof *tk);
+  assert_non_null(tk);
+  for (size_t i = 0; i < n; i++)
+    tk[i] = (TkDesc){.function = descs[i]->function, .file = descs[i]->file,
+                     .span = STROBE_SPAN_OF(descs[i])};
+  tk_link_descs(tk, (uint32_t)n);
   for (size_t i = 0; i < n; i++) {
-    const StrobeTickDesc *d = descs[i], *parent = NULL;
-    for (size_t j = 0; j < n; j++) {
-      const StrobeTickDesc *e = descs[j];
-      if (is_enclosing(e, d) && (!parent || encloses(parent, e))) parent = e;
-    }
+    const StrobeTickDesc *d = descs[i];
+    const StrobeTickDesc *parent = tk[i].parent == TK_NO_PARENT ? NULL : descs[tk[i].parent];
     if (d->parent != parent)
       fail_msg("%s %u:%u: parent %p, the lowering would give %p", d->function, d->line1,
                d->col1, (const void *)d->parent, (const void *)parent);
-    bool nested = true;
-    for (size_t j = 0; j < n && nested; j++) {
-      const StrobeTickDesc *e = descs[j], *p = d->parent;
-      if (!is_enclosing(e, d)) continue;
-      while (p && p != e) p = p->parent;
-      nested = p == e;
-    }
-    if (d->flags != (nested ? STROBE_DESC_NESTED : 0u))
+    unsigned flags = tk[i].nested ? STROBE_DESC_NESTED : 0u;
+    if (d->flags != flags)
       fail_msg("%s %u:%u: flags %#x, the lowering would give %#x", d->function, d->line1,
-               d->col1, d->flags, nested ? STROBE_DESC_NESTED : 0u);
+               d->col1, d->flags, flags);
     for (size_t j = 0; j < n; j++) {
       const StrobeTickDesc *e = descs[j];
       if ((!strcmp(e->function, d->function) && e->function != d->function) ||
@@ -463,6 +448,7 @@ static void check_parents(const StrobeTickDesc *const *descs, size_t n) {
                  d->function, d->line1, d->col1, e->line1, e->col1);
     }
   }
+  free(tk);
 }
 
 static void test_parents_are_the_lowerings(void **state) {

@@ -19,12 +19,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   CmmFile *f = cmm_parse(src, &d);
   if (f && cmm_infer_types(f, &d)) {
     LowerOptions o = {0};
-    Lowering *L = lw_new(ctx, "fuzz", &o, &d);
-    if (lw_add_file(L, f)) {
+    Ticks *ticks = tk_new();
+    Lowering *L = lw_new(ctx, "fuzz", &o, ticks, &d);
+    ScopeTree **trees = scopes_build_file(f, NULL, f->arena);
+    if (lw_add_file(L, f, trees, tk_plan(f, trees, f->arena))) {
+      tk_link(ticks);
       LLVMModuleRef m = lw_finish(L);
       if (m) LLVMDisposeModule(m);
     }
     lw_free(L);
+    tk_free(ticks);
   }
   cmm_file_free(f);
   cmm_source_free(src);

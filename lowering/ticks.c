@@ -1,0 +1,162 @@
+/* ticks.c — the ticks stage (see ticks.h; docs/design.md, "The dynamic stack").
+ *
+ * Note [A descriptor's parent]: the parent of a descriptor is the descriptor of the
+ * smallest span that strictly contains its own, among those of the same function and
+ * file in this module; none if none does.  Of two smallest candidates that do not
+ * contain each other, the first in the module's order wins.  When those spans nest (the
+ * notes of a Haskell binding do), every one of them is on the parent chain, and the
+ * descriptor says so (STROBE_DESC_NESTED): the inline tick (plugin/instrument.c) then
+ * tells an entry that contains it from a finished sibling by the chain alone, and
+ * handles rules 2a-2c of the dynamic stack without calling the runtime.  Quadratic in
+ * the descriptors of a module, which are few per function.
+ */
+#include "ticks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the plan -------------------------------------------------------------------- */
+
+bool tk_is_binding(const CmmProc *p) {
+  return p->label[0] != '_' && strncmp(p->label, "sat_", 4) != 0;
+}
+
+/* The binding a continuation or thunk belongs to: the nearest scope at or above its
+ * entry holds the entry block of that binding's proc.  GHC's -fllvm pipeline makes each
+ * continuation a proc of its own (`_c1JV`, table `block_c1JV_info`); its ticks, like a
+ * thunk's, count as that binding's function. */
+static const CmmProc *binding_of(const CmmProc *p, const ScopeTree *tree, uint32_t decl) {
+  if (tk_is_binding(p) || p->nblocks == 0) return NULL; /* no code, no ticks */
+  for (const ScopeNode *n = scopes_block_node(tree, decl, 0); n; n = n->parent)
+    for (uint32_t i = 0; i < n->nblocks; i++) {
+      const CmmProc *q = n->blocks[i].proc;
+      if (q != p && tk_is_binding(q) && n->blocks[i].block == &q->blocks[0]) return q;
+    }
+  return NULL;
+}
+
+TkPlan *tk_plan(const CmmFile *f, ScopeTree *const *trees, Arena *a) {
+  TkPlan *plan = arena_alloc(a, sizeof *plan);
+  plan->file = f;
+  plan->procs = arena_alloc(a, (f->ngroups ? f->ngroups : 1) * sizeof *plan->procs);
+  for (uint32_t g = 0; g < f->ngroups; g++) {
+    const CmmGroup *gr = &f->groups[g];
+    plan->procs[g] = arena_alloc(a, (gr->ndecls ? gr->ndecls : 1) * sizeof **plan->procs);
+    for (uint32_t i = 0; i < gr->ndecls; i++) {
+      if (gr->decls[i].kind != CMM_DECL_PROC) continue;
+      const CmmProc *p = &gr->decls[i].u.proc;
+      plan->procs[g][i].continuation = p->label[0] == '_' && p->label[1] == 'c';
+      plan->procs[g][i].binding = binding_of(p, trees[g], i);
+    }
+  }
+  return plan;
+}
+
+const TkProc *tk_proc(const TkPlan *plan, uint32_t group, uint32_t decl) {
+  cmm_assert(group < plan->file->ngroups && decl < plan->file->groups[group].ndecls);
+  return &plan->procs[group][decl];
+}
+
+/* ---- where the intrinsics go ----------------------------------------------------- */
+
+bool tk_pops(const CmmStmt *s) {
+  if (s->kind != CMM_S_ASSIGN || s->u.assign.lhs->kind != CMM_E_GLOBAL ||
+      s->u.assign.lhs->u.global.reg != CMM_REG_SP)
+    return false;
+  const CmmExpr *rhs = s->u.assign.rhs;
+  if (rhs->kind == CMM_E_MACHOP && rhs->u.mo.op == CMM_MO_SUB) {
+    const CmmExpr *x = rhs->u.mo.args[0], *n = rhs->u.mo.args[1];
+    return !(x->kind == CMM_E_GLOBAL && x->u.global.reg == CMM_REG_SP && n->kind == CMM_E_INT &&
+             !n->u.i.neg);
+  }
+  return true;
+}
+
+/* A continuation is entered by a return: what was pushed at its depth is done. */
+bool tk_ret_on_entry(uint32_t pp, bool continuation) { return pp != 0 || continuation; }
+
+/* ---- the descriptors ------------------------------------------------------------- */
+
+struct Ticks {
+  Arena *a;
+  StrMap strings; /* one copy of each function name and file -> index into string */
+  VEC(const char *) string;
+  StrMap descs;   /* "function|file|l1:c1-l2:c2" -> index */
+  VEC(TkDesc) desc;
+};
+
+Ticks *tk_new(void) {
+  Ticks *t = calloc(1, sizeof *t);
+  if (!t) internal_error("out of memory");
+  t->a = arena_new();
+  strmap_init(&t->strings, t->a, 64);
+  strmap_init(&t->descs, t->a, 256);
+  return t;
+}
+
+void tk_free(Ticks *t) {
+  if (!t) return;
+  arena_free(t->a);
+  free(t);
+}
+
+static const char *intern(Ticks *t, const char *s) {
+  uint32_t i;
+  if (strmap_get(&t->strings, s, &i)) return t->string.v[i];
+  const char *copy = arena_strndup(t->a, s, strlen(s));
+  strmap_put(&t->strings, t->a, copy, t->string.n, NULL);
+  vec_push(t->a, &t->string, copy);
+  return copy;
+}
+
+uint32_t tk_desc(Ticks *t, const char *function, const CmmSrcNote *n, bool *made) {
+  const char *key = arena_printf(t->a, "%s|%s|%u:%u-%u:%u", function, n->file, n->line1,
+                                 n->col1, n->line2, n->col2);
+  uint32_t i;
+  *made = !strmap_get(&t->descs, key, &i);
+  if (!*made) return i;
+  TkDesc d = {.function = intern(t, function), .file = intern(t, n->file),
+              .span = STROBE_SPAN_OF(n), .parent = TK_NO_PARENT, .nested = true};
+  strmap_put(&t->descs, t->a, key, t->desc.n, NULL);
+  vec_push(t->a, &t->desc, d);
+  return t->desc.n - 1;
+}
+
+uint32_t tk_count(const Ticks *t) { return t->desc.n; }
+
+const TkDesc *tk_get(const Ticks *t, uint32_t i) {
+  cmm_assert(i < t->desc.n);
+  return &t->desc.v[i];
+}
+
+static bool same_text(const char *a, const char *b) { return a == b || strcmp(a, b) == 0; }
+
+/* e's span strictly contains d's, in the same function and file. */
+static bool is_enclosing(const TkDesc *e, const TkDesc *d) {
+  return same_text(e->function, d->function) && same_text(e->file, d->file) &&
+         strobe_span_encloses(e->span, d->span);
+}
+
+void tk_link_descs(TkDesc *v, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    TkDesc *d = &v[i];
+    d->parent = TK_NO_PARENT;
+    for (uint32_t j = 0; j < n; j++)
+      if (is_enclosing(&v[j], d) &&
+          (d->parent == TK_NO_PARENT || strobe_span_encloses(v[d->parent].span, v[j].span)))
+        d->parent = j;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    TkDesc *d = &v[i];
+    bool nested = true;
+    for (uint32_t j = 0; j < n && nested; j++) {
+      if (!is_enclosing(&v[j], d)) continue;
+      uint32_t p = d->parent;
+      while (p != TK_NO_PARENT && p != j) p = v[p].parent;
+      nested = p == j;
+    }
+    d->nested = nested;
+  }
+}
+
+void tk_link(Ticks *t) { tk_link_descs(t->desc.v, t->desc.n); }

@@ -1,0 +1,89 @@
+/* ticks.h — the ticks stage: the dynamic stack's policy, decided without LLVM
+ * (docs/design.md, "Tick scopes and source notes" and "The dynamic stack").
+ *
+ * The lowering calls three pseudo-intrinsics (strobe.tick, strobe.pop, strobe.ret) and
+ * emits one constant tick descriptor per Haskell function and source note of the
+ * module.  What it calls where, and what each descriptor says, is decided here:
+ *
+ *   tk_plan       per proc of a file, before lowering: the binding whose function its
+ *                 ticks count for (a thunk's or a -fllvm continuation's is the binding
+ *                 it belongs to) and whether it is entered by a return
+ *   tk_pops       after which statements a pop goes (an assignment that may raise Sp)
+ *   tk_ret_on_entry  which functions start with a ret (those entered by a return)
+ *   tk_desc       the descriptor of a tick: one per (function, file, span) in the
+ *                 module, numbered in order of first use
+ *   tk_link       every descriptor's parent and its NESTED flag (Note [A descriptor's
+ *                 parent] in ticks.c), once every descriptor is known
+ *
+ * The lowering emits what was decided (lowering/tickemit.c): descriptor i is the i-th
+ * global it makes, its parent field the global of tk_get(i)->parent.  Strings are
+ * copied: a Ticks outlives the files whose notes it was given.
+ */
+#ifndef STROBE_TICKS_H
+#define STROBE_TICKS_H
+
+#include "cmm.h"
+#include "scopes.h"
+#include "span.h"
+
+/* ---- per file: which function a proc's ticks count for --------------------------- */
+
+typedef struct TkProc {
+  /* The proc whose Haskell function this proc's ticks count for; NULL: its own (it is
+   * a binding, has no code, or no enclosing scope holds a binding's entry). */
+  const CmmProc *binding;
+  bool continuation; /* a -fllvm split continuation (`_c1JV`): entered by a return */
+} TkProc;
+
+typedef struct TkPlan {
+  const CmmFile *file;
+  TkProc **procs; /* [group][decl]; a data decl's entry is zero */
+} TkPlan;
+
+/* The plan of file f, whose groups have the scope trees trees[g] (scopes_build). */
+TkPlan *tk_plan(const CmmFile *f, ScopeTree *const *trees, Arena *a);
+const TkProc *tk_proc(const TkPlan *plan, uint32_t group, uint32_t decl);
+
+/* Code that is a binding of its own: not a -fllvm continuation (`_c1JV`), not a thunk
+ * (`sat_s1Jv`). */
+bool tk_is_binding(const CmmProc *p);
+
+/* ---- where the intrinsics go ------------------------------------------------------- */
+
+/* Whether a pop follows statement s: an assignment to Sp that may raise it (pop
+ * frames), which is every one but `Sp = Sp - N`. */
+bool tk_pops(const CmmStmt *s);
+
+/* Whether the function that starts at proc point pp of its proc begins with a ret: a
+ * return point (any proc point but the entry), or the entry of a continuation. */
+bool tk_ret_on_entry(uint32_t pp, bool continuation);
+
+/* ---- the module's descriptors ------------------------------------------------------ */
+
+enum { TK_NO_PARENT = UINT32_MAX };
+
+typedef struct TkDesc {
+  const char *function; /* the Haskell function the tick counts for */
+  const char *file;     /* the note's file */
+  StrobeSpan span;
+  uint32_t parent;      /* index of the parent descriptor, or TK_NO_PARENT (tk_link) */
+  bool nested;          /* STROBE_DESC_NESTED (tk_link) */
+} TkDesc;
+
+typedef struct Ticks Ticks;
+
+Ticks *tk_new(void);
+void tk_free(Ticks *t);
+
+/* The descriptor of a tick at note in code of Haskell function `function`; *made is
+ * true when this call made it (it is then the last, index tk_count() - 1). */
+uint32_t tk_desc(Ticks *t, const char *function, const CmmSrcNote *note, bool *made);
+uint32_t tk_count(const Ticks *t);
+const TkDesc *tk_get(const Ticks *t, uint32_t i);
+
+/* Sets every descriptor's parent and nested flag. */
+void tk_link(Ticks *t);
+/* The same rule on any array of descriptors, in their order (the tests use it). */
+void tk_link_descs(TkDesc *d, uint32_t n);
+
+#endif

@@ -1,0 +1,218 @@
+/* test_ticks.c — the ticks stage (lowering/ticks.c): which descriptors a module gets,
+ * their parents and NESTED flags, the binding a thunk's or continuation's ticks count
+ * for, and where pops and rets go.  No LLVM. */
+#include "support.h"
+
+#include "ticks.h"
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static CmmSrcNote note(const char *file, uint32_t l1, uint32_t c1, uint32_t l2, uint32_t c2) {
+  return (CmmSrcNote){.file = file, .line1 = l1, .col1 = c1, .line2 = l2, .col2 = c2};
+}
+
+static TkDesc desc(const char *function, const char *file, uint32_t l1, uint32_t c1,
+                   uint32_t l2, uint32_t c2) {
+  return (TkDesc){.function = function, .file = file, .span = {l1, c1, l2, c2}};
+}
+
+/* ---- the containment rule --------------------------------------------------------- */
+
+static void test_span_rule(void **state) {
+  (void)state;
+  StrobeSpan body = {15, 1, 17, 30}, rhs = {15, 10, 15, 25}, same_start = {15, 1, 15, 5};
+  assert_true(strobe_span_contains(body, rhs));
+  assert_true(strobe_span_encloses(body, rhs));
+  assert_false(strobe_span_contains(rhs, body));
+  assert_true(strobe_span_contains(body, body));  /* containment includes equality */
+  assert_false(strobe_span_encloses(body, body)); /* enclosing does not */
+  assert_true(strobe_span_encloses(body, same_start)); /* a shared start still nests */
+  StrobeSpan end = {17, 30, 17, 30};
+  assert_true(strobe_span_encloses(body, end)); /* a shared end too */
+  StrobeSpan past = {17, 30, 17, 31};
+  assert_false(strobe_span_contains(body, past)); /* one column past the end */
+  assert_int_equal(strobe_pos_cmp(3, 9, 4, 1), -1);
+  assert_int_equal(strobe_pos_cmp(4, 2, 4, 1), 1);
+  assert_int_equal(strobe_pos_cmp(4, 1, 4, 1), 0);
+}
+
+/* ---- parents and flags ------------------------------------------------------------ */
+
+/* Spans that nest: each descriptor's parent is the smallest that strictly contains it,
+ * whatever the order; all are NESTED. */
+static void test_parents_nest(void **state) {
+  (void)state;
+  TkDesc d[] = {
+      desc("Main.fact", "Fact.hs", 15, 10, 15, 25), /* 0: in 2, in 1 */
+      desc("Main.fact", "Fact.hs", 15, 1, 17, 30),  /* 1: the body */
+      desc("Main.fact", "Fact.hs", 15, 5, 16, 1),   /* 2: between */
+      desc("Main.fact", "Fact.hs", 16, 5, 16, 20),  /* 3: in 1 only */
+      desc("Main.fact", "Fact.hs", 16, 5, 16, 20),  /* 4: equal to 3: neither encloses */
+  };
+  tk_link_descs(d, 5);
+  assert_int_equal(d[0].parent, 2);
+  assert_int_equal(d[1].parent, TK_NO_PARENT);
+  assert_int_equal(d[2].parent, 1);
+  assert_int_equal(d[3].parent, 1);
+  assert_int_equal(d[4].parent, 1);
+  for (int i = 0; i < 5; i++) assert_true(d[i].nested);
+}
+
+/* Parents stay within a function and a file: the same spans elsewhere do not count. */
+static void test_parents_per_function_and_file(void **state) {
+  (void)state;
+  TkDesc d[] = {
+      desc("Main.go", "Go.hs", 1, 1, 9, 1),
+      desc("Main.fact", "Go.hs", 3, 1, 3, 9), /* another function */
+      desc("Main.go", "Other.hs", 3, 1, 3, 9), /* another file */
+      desc("Main.go", "Go.hs", 3, 1, 3, 9),
+  };
+  tk_link_descs(d, 4);
+  assert_int_equal(d[1].parent, TK_NO_PARENT);
+  assert_int_equal(d[2].parent, TK_NO_PARENT);
+  assert_int_equal(d[3].parent, 0);
+}
+
+/* Overlapping spans that do not nest: of two smallest candidates the first in order is
+ * the parent, and the descriptor is not NESTED (the other candidate is off its chain);
+ * the overlapping spans themselves are. */
+static void test_overlapping_spans(void **state) {
+  (void)state;
+  TkDesc d[] = {
+      desc("Main.lap", "Lap.hs", 1, 1, 1, 20),  /* p */
+      desc("Main.lap", "Lap.hs", 1, 10, 1, 30), /* q: overlaps p */
+      desc("Main.lap", "Lap.hs", 1, 12, 1, 15), /* in both */
+      desc("Main.lap", "Lap.hs", 1, 13, 1, 14), /* in in: its chain has in, p, not q */
+  };
+  tk_link_descs(d, 4);
+  assert_int_equal(d[0].parent, TK_NO_PARENT);
+  assert_int_equal(d[1].parent, TK_NO_PARENT);
+  assert_int_equal(d[2].parent, 0);
+  assert_int_equal(d[3].parent, 2);
+  assert_true(d[0].nested && d[1].nested);
+  assert_false(d[2].nested);
+  assert_false(d[3].nested);
+
+  TkDesc r[] = {d[1], d[0], d[2]}; /* q first: q wins */
+  tk_link_descs(r, 3);
+  assert_int_equal(r[2].parent, 0);
+  assert_false(r[2].nested);
+}
+
+/* ---- one descriptor per function and note ----------------------------------------- */
+
+static void test_dedup_per_function(void **state) {
+  (void)state;
+  Ticks *t = tk_new();
+  char file[] = "Fact.hs"; /* changed below: the stage keeps its own copy */
+  char fn[] = "Main.fact";
+  CmmSrcNote body = note(file, 15, 1, 17, 30), rhs = note(file, 15, 10, 15, 25);
+  bool made;
+  assert_int_equal(tk_desc(t, fn, &body, &made), 0);
+  assert_true(made);
+  assert_int_equal(tk_desc(t, fn, &rhs, &made), 1);
+  assert_true(made);
+  CmmSrcNote again = note("Fact.hs", 15, 1, 17, 30); /* another note, the same span */
+  assert_int_equal(tk_desc(t, "Main.fact", &again, &made), 0);
+  assert_false(made);
+  assert_int_equal(tk_desc(t, "Main.go", &body, &made), 2); /* another function */
+  assert_true(made);
+  CmmSrcNote other = note("Other.hs", 15, 1, 17, 30); /* another file */
+  assert_int_equal(tk_desc(t, fn, &other, &made), 3);
+  assert_true(made);
+  assert_int_equal(tk_count(t), 4);
+
+  file[0] = 'X', fn[0] = 'X';
+  tk_link(t);
+  assert_string_equal(tk_get(t, 0)->file, "Fact.hs");
+  assert_string_equal(tk_get(t, 1)->function, "Main.fact");
+  assert_ptr_equal(tk_get(t, 0)->function, tk_get(t, 1)->function); /* one copy per text */
+  assert_ptr_equal(tk_get(t, 0)->file, tk_get(t, 2)->file);
+  assert_int_equal(tk_get(t, 1)->parent, 0);
+  assert_int_equal(tk_get(t, 2)->parent, TK_NO_PARENT); /* Main.go's own */
+  assert_int_equal(tk_get(t, 3)->parent, TK_NO_PARENT);
+  assert_true(tk_get(t, 1)->span.line1 == 15 && tk_get(t, 1)->span.col2 == 25);
+  tk_free(t);
+}
+
+/* ---- the plan --------------------------------------------------------------------- */
+
+/* A thunk whose scope nests under a binding's, a -fllvm continuation under the same
+ * binding, and a thunk under no binding. */
+static const char plan_dump[] =
+    "[" PROC("sat_s1_entry")
+        BLOCK("c10", "cA/cB/cX") TICK("M.hs:5:3-9") RET
+    END_PROC NEXT PROC("_c1JV")
+        BLOCK("c20", "cA/cB") RET
+    END_PROC NEXT PROC("f_entry")
+        BLOCK("c1", "cA") TICK("M.hs:(1,1)-(9,20)") GOTO("c2")
+        BLOCK("c2", "cA/cB") RET
+    END_PROC NEXT PROC("sat_s2_entry")
+        BLOCK("c30", "cZ") RET
+    END_PROC NEXT DATA("d_closure") "]\n";
+
+static void test_plan(void **state) {
+  Arena *arena = *state;
+  Parsed in = parse_dump(plan_dump, PARSE_ONLY);
+  ScopeTree **trees = scopes_build_file(in.f, NULL, arena);
+  TkPlan *plan = tk_plan(in.f, trees, arena);
+  const CmmProc *f = &in.f->groups[0].decls[2].u.proc;
+  assert_string_equal(f->label, "f_entry");
+  assert_ptr_equal(tk_proc(plan, 0, 0)->binding, f); /* the thunk */
+  assert_false(tk_proc(plan, 0, 0)->continuation);
+  assert_ptr_equal(tk_proc(plan, 0, 1)->binding, f); /* the continuation */
+  assert_true(tk_proc(plan, 0, 1)->continuation);
+  assert_null(tk_proc(plan, 0, 2)->binding); /* a binding counts for itself */
+  assert_null(tk_proc(plan, 0, 3)->binding); /* no binding above it */
+  assert_null(tk_proc(plan, 0, 4)->binding); /* data */
+  assert_true(tk_is_binding(f));
+  assert_false(tk_is_binding(&in.f->groups[0].decls[0].u.proc));
+  assert_false(tk_is_binding(&in.f->groups[0].decls[1].u.proc));
+  parsed_free(in);
+}
+
+/* ---- where pops and rets go ------------------------------------------------------- */
+
+static const char pops_dump[] =
+    "[" PROC("f_entry")
+        BLOCK("c1", "c1")
+        S("Sp = Sp + 16;")
+        S("Sp = Sp - 8;")
+        S("Sp = R1;")
+        S("R1 = Sp + 8;")
+        S("Sp = Sp - -8;")
+        S("I64[Sp] = 1;")
+        RET
+    END_PROC "]\n";
+
+static void test_pops_and_rets(void **state) {
+  (void)state;
+  Parsed in = parse_dump(pops_dump, PARSE_ONLY);
+  const CmmBlock *b = &in.f->groups[0].decls[0].u.proc.blocks[0];
+  assert_int_equal(b->nstmts, 7);
+  assert_true(tk_pops(&b->stmts[0]));  /* raises Sp */
+  assert_false(tk_pops(&b->stmts[1])); /* Sp = Sp - N only lowers it */
+  assert_true(tk_pops(&b->stmts[2]));  /* anything else may raise it */
+  assert_false(tk_pops(&b->stmts[3])); /* not an assignment to Sp */
+  assert_true(tk_pops(&b->stmts[4]));  /* minus a negative number raises it */
+  assert_false(tk_pops(&b->stmts[5])); /* a store */
+  assert_false(tk_pops(&b->stmts[6])); /* the call */
+  parsed_free(in);
+
+  assert_false(tk_ret_on_entry(0, false)); /* a proc's entry is called */
+  assert_true(tk_ret_on_entry(0, true));   /* a continuation's is returned to */
+  assert_true(tk_ret_on_entry(3, false));  /* so is any other proc point */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_span_rule),
+      cmocka_unit_test(test_parents_nest),
+      cmocka_unit_test(test_parents_per_function_and_file),
+      cmocka_unit_test(test_overlapping_spans),
+      cmocka_unit_test(test_dedup_per_function),
+      ARENA_TEST(test_plan),
+      ARENA_TEST(test_pops_and_rets),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
