@@ -4,7 +4,7 @@
 # Compiles the largest corpus dump (by uncompressed size; a .gz one is unpacked first) to an
 # object RUNS times (default 5) with `strobec --time-passes`, at -O0 and at -O2, takes the
 # median of each stage over the runs, and prints strobec's own share of the total:
-#   (read + parse + types + scopes+lower) / total
+#   (read + parse + types + scopes + ticks + lower) / total
 # the rest being LLVM's (optimize, codegen+write). `total` is strobec's sum of its stages.
 # Environment: STROBE_CORPUS (default ../shared/corpus/ghc902).
 set -euo pipefail
@@ -34,7 +34,7 @@ fi
 echo "input: ${largest#"$corpus"/} ($size bytes) in $corpus"
 echo "strobec: $strobec; $runs runs per level, median per stage"
 
-stages=(read parse types scopes+lower optimize codegen+write total)
+stages=(read parse types scopes ticks lower optimize codegen+write total)
 for opt in -O0 -O2; do
   echo
   cmd=("$strobec" --time-passes "$opt" -w "$input" -o "$tmp/out.o")
@@ -55,8 +55,8 @@ for opt in -O0 -O2; do
       for (i = 1; i <= NR; i++) if (order[i] != "total")
         printf "  %-14s %8.4f s\n", order[i], t[order[i]]
       printf "  %-14s %8.4f s\n", "total", t["total"]
-      own = t["read"] + t["parse"] + t["types"] + t["scopes+lower"]
-      printf "strobe share at %s: %.1f%% (read+parse+types+scopes+lower %.4f s of %.4f s; LLVM optimize+codegen %.4f s)\n",
+      own = t["read"] + t["parse"] + t["types"] + t["scopes"] + t["ticks"] + t["lower"]
+      printf "strobe share at %s: %.1f%% (read+parse+types+scopes+ticks+lower %.4f s of %.4f s; LLVM optimize+codegen %.4f s)\n",
         opt, 100 * own / t["total"], own, t["total"], t["optimize"] + t["codegen+write"]
     }' "$tmp/median"
 done

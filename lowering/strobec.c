@@ -1,19 +1,25 @@
 /* strobec — strobe's compiler driver.
  *
- * The pipeline (main reads the same way):
+ * The pipeline (compile() reads the same way, one call per stage; docs/design.md,
+ * "Pipeline"); the names are --time-passes' rows:
  *
- *   parse    GHC's printed Cmm into CmmFile                 lex.c, parse.c
- *   types    the widths the text leaves out                 types.c
+ *   read, parse  GHC's printed Cmm into CmmFile              diag.c, lex.c, parse.c
+ *   types    the widths the text leaves out                  types.c
  *   scopes   the tick-scope tree of each group               scopes.c
- *   lower    ghccc functions with Haskell DWARF              lower.c, debuginfo.c
- *   instrument  the dynamic stack's fast paths, in the      plugin/instrument.c
- *            functions opted in (for assembly and objects; IR and bitcode keep the
- *            intrinsics for `opt -passes=strobe-instrument`)
- *   emit     optimise, then IR, bitcode, assembly or object  emit.c
+ *   ticks    per file, the binding each proc's ticks count   ticks.c
+ *            for; once the module is lowered, every tick descriptor's parent and flags
+ *   lower    ghccc functions with Haskell DWARF, the         lower.c and the files of
+ *            intrinsics where ticks.c puts them              lower_internal.h
+ *   instrument  mark the functions opted in, then (for       plugin/instrument.c
+ *            assembly and objects) the dynamic stack's fast paths in them; IR and
+ *            bitcode keep the intrinsics for `opt -passes=strobe-instrument`
+ *   optimize, codegen+write  optimise, then IR, bitcode,     emit.c
+ *            assembly or object
  *
  * --emit=cmm and --emit=scopes stop after scopes and print text instead.  Output is
  * written whole or not at all: it is made in memory and written once every input has
- * gone through without an error.
+ * gone through without an error.  Library code reports errors and never prints; this
+ * file decides what reaches standard error and the exit status.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmm.h"
@@ -283,14 +289,7 @@ static bool compile(const Options *o) {
 
   char *error = NULL;
   /* Opted-in functions carry the attribute, so that opt's plugin sees the choice too. */
-  for (LLVMValueRef f = m ? LLVMGetFirstFunction(m) : NULL; f; f = LLVMGetNextFunction(f)) {
-    char *name = sp_function_name(f);
-    if (name && sp_selected(&o->instrument, name))
-      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                              LLVMCreateStringAttribute(ctx, SP_ATTR_INSTRUMENT,
-                                                        sizeof SP_ATTR_INSTRUMENT - 1, "", 0));
-    free(name);
-  }
+  if (m) (void)TIMED(T_INSTRUMENT, (sp_mark_selected(m, &o->instrument), true));
   bool code = o->kind == EMIT_KIND_OBJ || o->kind == EMIT_KIND_ASM;
   if (ok && code && !TIMED(T_INSTRUMENT, sp_instrument_module(m, &o->instrument, &error)))
     ok = report(error);

@@ -268,6 +268,18 @@ char *sp_function_name(LLVMValueRef f) {
   return len > 0 ? strndup(v, len) : NULL;
 }
 
+void sp_mark_selected(LLVMModuleRef m, const SpOptions *o) {
+  LLVMContextRef ctx = LLVMGetModuleContext(m);
+  for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+    char *name = sp_function_name(f);
+    if (name && sp_selected(o, name))
+      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
+                              LLVMCreateStringAttribute(ctx, SP_ATTR_INSTRUMENT,
+                                                        sizeof SP_ATTR_INSTRUMENT - 1, "", 0));
+    free(name);
+  }
+}
+
 bool sp_function_instrumented(LLVMValueRef f, const SpOptions *o) {
   char *name = sp_function_name(f);
   bool yes;

@@ -78,6 +78,11 @@ bool sp_excluded(const SpOptions *o, const char *haskell_name);
  * NULL if it has none; malloc'd. */
 char *sp_function_name(LLVMValueRef f);
 
+/* Records the choice of o in m: every function whose Haskell name o selects gets the
+ * attribute SP_ATTR_INSTRUMENT, so that the pass (here, or opt's plugin reading .ll or
+ * .bc) instruments it without being given o. */
+void sp_mark_selected(LLVMModuleRef m, const SpOptions *o);
+
 /* Whether the pass instruments function f under o. */
 bool sp_function_instrumented(LLVMValueRef f, const SpOptions *o);
 
