@@ -124,7 +124,7 @@ typedef enum {
 } CmmMachOpId;
 
 typedef enum {
-#define X(id, name, arg) CMM_PRIM_##id,
+#define X(id, name, arg, how, fn, nargs) CMM_PRIM_##id,
 #include "primops.def"
 #undef X
   CMM_NUM_PRIMOPS

@@ -29,7 +29,7 @@ const CmmMachOpInfo cmm_machops[CMM_NUM_MACHOPS] = {
 };
 
 const CmmPrimOpInfo cmm_primops[CMM_NUM_PRIMOPS] = {
-#define X(id, name, arg) [CMM_PRIM_##id] = {name, CMM_PRIMARG_##arg},
+#define X(id, name, arg, how, fn, nargs) [CMM_PRIM_##id] = {name, CMM_PRIMARG_##arg},
 #include "primops.def"
 #undef X
 };
