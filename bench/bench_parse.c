@@ -60,7 +60,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   double seconds = argc > 2 ? atof(argv[2]) : 3.0;
-  CmmSource *src = cmm_source_read(argv[1]);
+  Diag d = {.out = stderr};
+  CmmSource *src = cmm_source_read(argv[1], &d);
   if (!src) return 1;
   printf("%s: %.3f MB\n", argv[1], (double)src->len / 1e6);
   measure(src, false, seconds);

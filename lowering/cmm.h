@@ -69,8 +69,9 @@ typedef struct CmmSource {
   uint32_t nlines;
 } CmmSource;
 
-/* Reads a whole file; NULL and a message on stderr if it cannot. */
-CmmSource *cmm_source_read(const char *path);
+/* Reads a whole file; NULL and an error in d (diag_tool_error) if it cannot. */
+typedef struct Diag Diag;
+CmmSource *cmm_source_read(const char *path, Diag *d);
 /* Wraps text already in memory (copied). */
 CmmSource *cmm_source_from_memory(const char *name, const char *text, size_t len);
 void cmm_source_free(CmmSource *s);
@@ -78,11 +79,11 @@ void cmm_source_linecol(const CmmSource *s, CmmLoc loc, uint32_t *line, uint32_t
 
 /* Where diagnostics go; the caller decides what an error means (no exit() here).
  * The front end stops at its first error, so there is one per failed input. */
-typedef struct Diag {
+struct Diag {
   FILE *out;        /* NULL: count only */
   unsigned errors, warnings;
   bool no_warnings; /* count warnings but do not print them */
-} Diag;
+};
 
 void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -91,6 +92,10 @@ void diag_warning(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void diag_note(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* An error of no place in a source: `strobec: error: message`.  Every phase's error
+ * without a location reaches the user through here (a phase formats it with
+ * abi/errfmt.h's strobe_fail; strobec passes it on). */
+void diag_tool_error(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Broken invariants: strobe's own file and line, exit status 70 (EX_SOFTWARE). */
 _Noreturn void internal_error_at(const char *file, int line, const char *fmt, ...)

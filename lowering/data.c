@@ -66,7 +66,7 @@ void lw_prefix_data(Lowering *L, const CmmProc *p, const CmmInfoTable *it, LLVMV
   uint32_t n;
   char *why = NULL;
   if (!lw_info_table_words(p, it, L->a, &st, &n, &why, &L->info)) {
-    const char *text = arena_strndup(L->a, why, strlen(why));
+    const char *text = why ? arena_strndup(L->a, why, strlen(why)) : "out of memory";
     free(why);
     lw_fail_at(L, it->loc, "cannot lay out info table '%s': %s", it->label, text);
   }

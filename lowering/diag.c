@@ -43,10 +43,10 @@ CmmSource *cmm_source_from_memory(const char *name, const char *text, size_t len
   return source_new(name, copy, len);
 }
 
-CmmSource *cmm_source_read(const char *path) {
+CmmSource *cmm_source_read(const char *path, Diag *d) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "strobec: error: cannot open '%s': %s\n", path, strerror(errno));
+    diag_tool_error(d, "cannot open '%s': %s", path, strerror(errno));
     return NULL;
   }
   size_t cap = 1 << 16, len = 0;
@@ -65,8 +65,7 @@ CmmSource *cmm_source_read(const char *path) {
   bool bad = ferror(f);
   if (f != stdin) fclose(f);
   if (bad || len > UINT32_MAX - 1) {
-    fprintf(stderr, "strobec: error: cannot read '%s': %s\n", path,
-            bad ? strerror(errno) : "file larger than 4 GiB");
+    diag_tool_error(d, "cannot read '%s': %s", path, bad ? strerror(errno) : "file larger than 4 GiB");
     free(buf);
     return NULL;
   }
@@ -154,6 +153,17 @@ void diag_note(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   report(d, "note", s, loc, fmt, ap);
+  va_end(ap);
+}
+
+void diag_tool_error(Diag *d, const char *fmt, ...) {
+  d->errors++;
+  if (!d->out) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("strobec: error: ", d->out);
+  vfprintf(d->out, fmt, ap);
+  fputc('\n', d->out);
   va_end(ap);
 }
 

@@ -22,6 +22,8 @@
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
 
+#include "errfmt.h"
+
 /* Note [ghccc and the frame pointer]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The ghccc convention pins Sp to rbp (DESIGN.md §3).  A function that keeps a frame
@@ -38,22 +40,8 @@
 
 /* ---- errors -------------------------------------------------------------------- */
 
-/* Sets *error (if error is not NULL) to the formatted message; returns false. */
-static bool fail(char **error, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool fail(char **error, const char *fmt, ...) {
-  if (!error) return false;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  *error = n < 0 ? NULL : malloc((size_t)n + 1);
-  if (*error) {
-    va_start(ap, fmt);
-    vsnprintf(*error, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-  }
-  return false;
-}
+/* Messages are formatted by strobe's one formatter (abi/errfmt.h). */
+#define fail strobe_fail
 
 /* fail() with a message LLVM allocated, which is disposed of here. */
 static bool fail_llvm(char **error, const char *what, char *msg) {

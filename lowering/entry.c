@@ -10,10 +10,7 @@
  * so the stop frame's `ret` comes straight back to strobe_entry (docs/standalone.md). */
 bool lw_entry_glue(Lowering *L) {
   if (!L->entry_fn) {
-    L->d->errors++;
-    if (L->d->out)
-      fprintf(L->d->out, "strobec: error: --entry=%s: no procedure or info table of that name\n",
-              L->o->entry);
+    diag_tool_error(L->d, "--entry=%s: no procedure or info table of that name", L->o->entry);
     return false;
   }
   LLVMBuilderRef b = L->b;

@@ -21,26 +21,14 @@
  * nbits <= 58; otherwise it is a label of `const nbits; const w0; …` (64 slots a word). */
 #include "infotable.h"
 
+#include "errfmt.h"
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static bool failf(char **why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool failf(char **why, const char *fmt, ...) {
-  if (!why) return false;
-  va_list ap;
-  va_start(ap, fmt);
-  int len = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *s = malloc(len < 0 ? 1 : (size_t)len + 1);
-  if (s) {
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)len + 1, fmt, ap);
-    va_end(ap);
-  }
-  *why = s;
-  return false;
-}
+/* Messages are formatted by strobe's one formatter (abi/errfmt.h). */
+#define failf strobe_fail
 
 static CmmExpr *int_expr(Arena *a, uint64_t v, unsigned width) {
   CmmExpr *e = arena_alloc(a, sizeof *e);

@@ -224,8 +224,8 @@ static void print_times(void) {
 
 /* The front end for one input: parse and infer widths.  NULL after reporting. */
 static CmmFile *front_end(const Options *o, const char *path, CmmSource **src) {
-  if (!TIMED(T_READ, (*src = cmm_source_read(path)) != NULL)) return NULL;
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
+  if (!TIMED(T_READ, (*src = cmm_source_read(path, &d)) != NULL)) return NULL;
   CmmFile *f;
   (void)TIMED(T_PARSE, (f = cmm_parse(*src, &d)) != NULL);
   if (f && !TIMED(T_TYPES, cmm_infer_types(f, &d))) {
@@ -255,8 +255,9 @@ static bool print_text(const Options *o, FILE *out) {
   return ok;
 }
 
-static bool report(char *error) {
-  fprintf(stderr, "strobec: error: %s\n", error);
+/* A phase's error (malloc'd, abi/errfmt.h) to the user, through the Diag. */
+static bool report(Diag *d, char *error) {
+  diag_tool_error(d, "%s", error ? error : "out of memory");
   free(error);
   return false;
 }
@@ -292,12 +293,12 @@ static bool compile(const Options *o) {
   if (m) (void)TIMED(T_INSTRUMENT, (sp_mark_selected(m, &o->instrument), true));
   bool code = o->kind == EMIT_KIND_OBJ || o->kind == EMIT_KIND_ASM;
   if (ok && code && !TIMED(T_INSTRUMENT, sp_instrument_module(m, &o->instrument, &error)))
-    ok = report(error);
+    ok = report(&d, error);
   LLVMTargetMachineRef tm = ok ? emit_target_machine(o->opt_level, &error) : NULL;
-  ok = ok && (tm || report(error));
-  ok = ok && (TIMED(T_OPTIMIZE, emit_optimize(m, tm, o->opt_level, &error)) || report(error));
+  ok = ok && (tm || report(&d, error));
+  ok = ok && (TIMED(T_OPTIMIZE, emit_optimize(m, tm, o->opt_level, &error)) || report(&d, error));
   ok = ok && (TIMED(T_EMIT, emit_module(m, tm, o->kind, o->output ? o->output : "-", &error)) ||
-              report(error));
+              report(&d, error));
   if (tm) LLVMDisposeTargetMachine(tm);
   if (m) LLVMDisposeModule(m);
   LLVMContextDispose(ctx);
@@ -317,7 +318,8 @@ int main(int argc, char **argv) {
     ok = print_text(&o, out);
     if (fclose(out) != 0) internal_error("cannot finish the output in memory");
     char *error = NULL;
-    if (ok && !emit_write_file(o.output ? o.output : "-", buf, len, &error)) ok = report(error);
+    Diag d = {.out = stderr, .no_warnings = o.no_warnings};
+    if (ok && !emit_write_file(o.output ? o.output : "-", buf, len, &error)) ok = report(&d, error);
     free(buf);
   }
   if (o.time_passes) print_times();

@@ -137,7 +137,8 @@ static bool same_statics(const CmmStatic *x, uint32_t nx, const CmmStatic *y, ui
 /* Reads a file, through gzip -dc when its name ends in .gz; NULL if it cannot. */
 static CmmSource *read_dump(const char *path) {
   size_t n = strlen(path);
-  if (n < 3 || strcmp(path + n - 3, ".gz") != 0) return cmm_source_read(path);
+  Diag d = {.out = stderr};
+  if (n < 3 || strcmp(path + n - 3, ".gz") != 0) return cmm_source_read(path, &d);
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
   FILE *p = popen(cmd, "r");
