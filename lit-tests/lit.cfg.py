@@ -38,3 +38,10 @@ for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-
     config.substitutions.append(
         (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))
     )
+
+# Tools the system may lack (CI installs them): tests that run them say REQUIRES.
+import shutil
+
+for tool in ["ghc", "valgrind", "gdb"]:
+    if shutil.which(tool, path=config.environment.get("PATH")):
+        config.available_features.add(tool)

@@ -1259,7 +1259,15 @@ static void parse_info(Parser *P, CmmProc *pr) {
   expect_kind(P, TK_RBRACE, "'}' to close the info tables");
 }
 
-/* live := '//' '[' [global {',' global}] ']'     (the proc header's comment) */
+/* live := '//' '[' [global {',' global}] ']'     (the proc header's comment)
+ *
+ * GHC fills the list to its line width (`fsep`), so a long header wraps after a comma
+ * and the rest of the list continues on the following lines, aligned under the first
+ * register and without `//`:
+ *     Main.$wf_entry() { //  [R5,
+ *                             R4, R3, R2]
+ * The comment then ends at its last line's ']'.  Nothing else in a dump is a comment
+ * that wraps (docs/cmm-syntax.md). */
 static void parse_live(Parser *P, CmmProc *pr) {
   if (P->tok.kind != TK_COMMENT) expected(P, "the live registers ('//  [R1]')");
   CmmToken c = P->tok;
@@ -1270,18 +1278,33 @@ static void parse_live(Parser *P, CmmProc *pr) {
   VEC(uint8_t) live = {0};
   expect_kind(P, TK_LBRACKET, "'[' to open the live registers");
   while (P->tok.kind != TK_RBRACKET) {
-    if (live.n) expect_kind(P, TK_COMMA, "',' or ']' in the live registers");
+    if (live.n) {
+      expect_kind(P, TK_COMMA, "',' or ']' in the live registers");
+      if (P->in_comment && P->tok.kind == TK_EOF) { /* wrapped: the list goes on below */
+        P->lx = saved;
+        P->in_comment = false;
+        next(P);
+      }
+    }
     int r = P->tok.kind == TK_NAME ? global_reg_of(P->tok.p, P->tok.len) : -1;
     if (r < 0) expected(P, "a global register");
     vec_push(P->a, &live, (uint8_t)r);
     next(P);
   }
-  next(P);
-  if (P->tok.kind != TK_EOF) expected(P, "the end of the comment");
+  if (P->in_comment) {
+    next(P);
+    if (P->tok.kind != TK_EOF) expected(P, "the end of the comment");
+    P->lx = saved;
+    P->in_comment = false;
+  } else { /* the ']' of a wrapped list ends the comment's last line */
+    const char *q = P->lx.p;
+    while (q < P->lx.end && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+    if (q < P->lx.end && *q != '\n')
+      fail_at(P, (CmmLoc)(q - P->src->text),
+              "expected the end of the line after the wrapped live registers");
+  }
   pr->nlive = live.n;
   pr->live = live.v;
-  P->lx = saved;
-  P->in_comment = false;
   next(P);
 }
 

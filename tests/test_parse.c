@@ -541,6 +541,67 @@ static void test_forward_block_reference(void **state) {
   parsed_free(p);
 }
 
+/* ---- wrapped proc headers ----------------------------------------------------------- */
+
+/* GHC fills the header's live-register list to its line width and goes on below the
+ * first register, without `//` (once, or a register per line when the label alone fills
+ * the line); a CRLF dump wraps the same way.  Every register is read, in order. */
+static void test_wrapped_live_registers(void **state) {
+  (void)state;
+  static const char text[] =
+      HEAD "[" PROC_WITH("Main.$wf_entry", "[R5,\n                          R4, R3, R2]", "")
+      BLOCK("c1", "c1") RET END_PROC NEXT
+      PROC_WITH("Main.$wg_entry", "[R4,\n                  R3,\n                  R2]", "")
+      BLOCK("c2", "c2") RET END_PROC NEXT
+      PROC_WITH("Main.$wh_entry", "[D2,\r\n   R3, D1,\r\n   R2]\r", "")
+      BLOCK("c3", "c3") RET END_PROC NEXT
+      PROC_WITH("Main.$wk_entry", "[R3, R2]", "")
+      BLOCK("c4", "c4") RET END_PROC "]\n";
+  Parsed p = parse_dump(text, PARSE_ONLY);
+  static const char *const want[][5] = {
+      {"R5", "R4", "R3", "R2", NULL}, {"R4", "R3", "R2", NULL}, {"D2", "R3", "D1", "R2", NULL},
+      {"R3", "R2", NULL}};
+  assert_int_equal(p.f->groups[0].ndecls, 4);
+  for (unsigned i = 0; i < 4; i++) {
+    const CmmProc *pr = &p.f->groups[0].decls[i].u.proc;
+    unsigned n = 0;
+    while (want[i][n]) n++;
+    assert_int_equal(pr->nlive, n);
+    for (unsigned j = 0; j < n; j++)
+      assert_string_equal(cmm_global_regs[pr->live[j]].name, want[i][j]);
+    assert_int_equal(pr->nblocks, 1); /* the info tables and the body follow as usual */
+  }
+  parsed_free(p);
+}
+
+/* The list wraps only after a comma, and its ']' ends the line. */
+static void test_wrapped_live_registers_errors(void **state) {
+  (void)state;
+  static const struct { const char *live, *msg; } bad[] = {
+      {"[R2,\n  R1", "expected ',' or ']' in the live registers, got '{'"},
+      {"[R2\n  R1]", "expected ',' or ']' in the live registers, got the end of the comment"},
+      {"[R2,\n  R1] R3", "expected the end of the line after the wrapped live registers"},
+      {"[R2,\n  // R1]", "expected a global register, got a comment"},
+      {"[\n  R1]", "expected a global register, got the end of the comment"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[1024];
+    snprintf(text, sizeof text, "%s[%s() { //  %s\n%s", HEAD, "f_entry", bad[i].live,
+             "         { info_tbls: []\n           stack_info: arg_space: 8\n         }\n"
+             "     {offset\n" BLOCK("c1", "c1") RET END_PROC "]\n");
+    CmmSource *src = cmm_source_from_memory("test.dump-cmm", text, strlen(text));
+    Capture cap;
+    capture_begin(&cap);
+    Diag d = {.out = cap.out};
+    CmmFile *f = cmm_parse(src, &d);
+    char *diag = capture_end(&cap);
+    if (f || !strstr(diag, bad[i].msg))
+      fail_msg("live '%s': expected '%s', got '%s'", bad[i].live, bad[i].msg, diag);
+    free(diag);
+    cmm_source_free(src);
+  }
+}
+
 /* ---- statics: label differences ---------------------------------------------------- */
 
 static const char raw[] =
@@ -751,6 +812,8 @@ int main(void) {
       ARENA_TEST(test_locations),
       cmocka_unit_test(test_block_vs_foreign_labels),
       cmocka_unit_test(test_forward_block_reference),
+      cmocka_unit_test(test_wrapped_live_registers),
+      cmocka_unit_test(test_wrapped_live_registers_errors),
       cmocka_unit_test(test_label_differences_in_statics),
       ARENA_TEST(test_canonical_print),
       ARENA_TEST(test_print_parse_fixed_point),
