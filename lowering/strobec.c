@@ -94,7 +94,10 @@ static void usage(FILE *out) {
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
         "\n"
-        "Exit status: 0 on success, 1 on bad input or usage, 70 on an internal error.\n",
+        "Exit status: 0 on success, 1 on bad input or usage, 2 when every error is valid\n"
+        "GHC Cmm that strobe refuses to lower faithfully (an ambiguous bitwise expression,\n"
+        "docs/cmm-syntax.md: compile that module with GHC's own code generator), 70 on an\n"
+        "internal error.\n",
         out);
 }
 
@@ -215,9 +218,21 @@ static void print_times(void) {
   fprintf(stderr, "  %-14s %9.4f\n", "total", total);
 }
 
+/* Every error reported, and those among them that are refusals (Diag.refusals): the
+ * exit status is 2 when all errors were refusals. */
+static unsigned n_errors, n_refusals;
+
+static void count(const Diag *d) {
+  n_errors += d->errors;
+  n_refusals += d->refusals;
+}
+
 /* The front end for one input: parse and infer widths.  NULL after reporting. */
 static CmmFile *front_end(const Options *o, const char *path, CmmSource **src) {
-  if (!TIMED(T_READ, (*src = cmm_source_read(path)) != NULL)) return NULL;
+  if (!TIMED(T_READ, (*src = cmm_source_read(path)) != NULL)) {
+    n_errors++;
+    return NULL;
+  }
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
   CmmFile *f;
   (void)TIMED(T_PARSE, (f = cmm_parse(*src, &d)) != NULL);
@@ -225,6 +240,7 @@ static CmmFile *front_end(const Options *o, const char *path, CmmSource **src) {
     cmm_file_free(f);
     f = NULL;
   }
+  count(&d);
   return f;
 }
 
@@ -249,6 +265,7 @@ static bool print_text(const Options *o, FILE *out) {
 }
 
 static bool report(char *error) {
+  n_errors++;
   fprintf(stderr, "strobec: error: %s\n", error);
   free(error);
   return false;
@@ -270,6 +287,7 @@ static bool compile(const Options *o) {
   LLVMModuleRef m = NULL;
   if (ok) (void)TIMED(T_LOWER, (m = lw_finish(L)) != NULL);
   lw_free(L);
+  count(&d);
   ok = m != NULL;
 
   char *error = NULL;
@@ -315,5 +333,6 @@ int main(int argc, char **argv) {
   if (o.time_passes) print_times();
   sp_options_free(&o.instrument);
   free(o.inputs);
-  return ok ? 0 : 1;
+  if (ok) return 0;
+  return n_refusals > 0 && n_refusals == n_errors ? 2 : 1;
 }

@@ -132,24 +132,77 @@ static void test_xor_tighter_than_mul(void **state) {
   assert_prints(e, "I64[Sp + 16] ^ I64[R1 + 7] * 1099511628211");
 }
 
-/* loops/O1: `((x << 5) | (x >> 59)) & K | 1`, bitwise operators read left to right. */
+/* A run of one bitwise operator reads left-associated: every grouping has its value. */
 static void test_bitwise_left_assoc(void **state) {
   Arena *a = *state;
-  const char *text = "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) & 18446744073709551612 | 1";
+  const char *text = "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) | 3 | R1";
   CmmExpr *e = expr(a, text);
   mo(e, CMM_MO_OR, 2);
-  is_int(arg(e, 1), 1, false, 64);
-  CmmExpr *and = mo(arg(e, 0), CMM_MO_AND, 2);
-  is_int(arg(and, 1), 18446744073709551612u, false, 64);
-  CmmExpr *or = mo(arg(and, 0), CMM_MO_OR, 2);
-  CmmExpr *shl = mo(arg(or, 0), CMM_MO_SHL, 2);
-  CmmExpr *shr = mo(arg(or, 1), CMM_MO_U_SHR, 2);
-  is_local(arg(shl, 0), "_s5l6", CMM_BITS, 64);
-  is_int(arg(shl, 1), 5, false, 64);
-  is_local(arg(shr, 0), "_s5l6", CMM_BITS, 64);
-  is_int(arg(shr, 1), 59, false, 64);
-  assert_false(e->u.mo.named);
+  is_global(arg(e, 1), CMM_REG_R1);
+  CmmExpr *or2 = mo(arg(e, 0), CMM_MO_OR, 2);
+  is_int(arg(or2, 1), 3, false, 64);
+  CmmExpr *or1 = mo(arg(or2, 0), CMM_MO_OR, 2);
+  mo(arg(or1, 0), CMM_MO_SHL, 2);
+  mo(arg(or1, 1), CMM_MO_U_SHR, 2);
   assert_prints(e, text);
+}
+
+/* Note [Bitwise chains] (parse.c): a bare run of `& | ^` and prefixes is GHC's text for
+ * every tree that flattens to it.  strobe reads the runs whose trees all have one value
+ * and refuses the others (a refusal: strobec's exit status 2).  Parentheses group. */
+static void test_bitwise_chains(void **state) {
+  Arena *a = *state;
+  static const struct { const char *text, *prints; } accepted[] = {
+      {"R1 & R2 & R3", NULL},
+      {"R1 ^ R2 ^ R3 ^ R4", NULL},
+      {"R1 & ~R2", NULL},               /* a prefix on the last operand */
+      {"R1 | R2 | -R3", NULL},
+      {"~R1 ^ R2", NULL},               /* ~(x ^ y) is ~x ^ y */
+      {"R1 ^ ~R2 ^ ~~R3", NULL},
+      {"(~R1) & R2", NULL},             /* parentheses group */
+      {"~(R1 & R2)", NULL},
+      {"(R1 | R2) & R3", NULL},
+      {"R1 | (R2 & R3)", NULL},
+      {"((R1 | R2) & R3) | 1", NULL},
+      {"R1 & 7 != 0", NULL},            /* a comparison ends the run */
+      {"R1 & ~R2 + 1", NULL},           /* so does +: ~ covers R2 only */
+      {"R1 & (-8)", NULL},              /* GHC's negative literal */
+      {"R1 & -8", "R1 & (-8)"},
+  };
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    ParsedExpr r = parse_one_expr(a, accepted[i].text, PARSE_ONLY);
+    if (!r.ok) fail_msg("'%s' was not accepted: %s", accepted[i].text, r.diag);
+    char *t = print_expr(r.e);
+    const char *want = accepted[i].prints ? accepted[i].prints : accepted[i].text;
+    if (strcmp(t, want) != 0) fail_msg("'%s' printed as '%s'", accepted[i].text, t);
+    free(t);
+  }
+  static const struct { const char *text; unsigned col; const char *what; } refused[] = {
+      /* GHC's own text: loops/O1 and a bit reversal (lit-tests/cmm/Inputs/bitrev) */
+      {"(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) & 18446744073709551612 | 1", 40,
+       "both 'x | (y & z)' and '(x | y) & z' as 'x | y & z'"},
+      {"(_s1Po::I64 << 1) | _s1Pn::I64 & 1", 32, "'x | (y & z)'"},
+      {"I64[Sp + 8] & I64[R1 + 7] ^ 255", 27, "both 'x & (y ^ z)' and '(x & y) ^ z'"},
+      {"R1 ^ R2 | R3", 9, "'(x ^ y) | z'"},
+      {"R1 & R2 & R3 | R4", 14, "'x & y | z'"},
+      /* complement (x .&. y) and complement x .&. y both print `~R2 & R3` */
+      {"~R2 & R3", 1, "both '(~x) & y' and '~(x & y)' as '~x & y'"},
+      {"R1 & ~R2 & R3", 6, "'~(x & y)'"},
+      {"-R1 ^ R2", 1, "both '(-x) ^ y' and '-(x ^ y)'"},
+      {"~-R1 ^ R2", 1, "'~x ^ y'"},
+      {"-8 & R1", 1, "'(-x) & y'"},      /* a bare -8 is GHC's prefix - on 8 */
+      {"R1 ^ ~R2 | R3", 10, "'x ^ y | z'"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    ParsedExpr r = parse_one_expr(a, refused[i].text, PARSE_ONLY);
+    char at[32];
+    snprintf(at, sizeof at, "expr:1:%u: error: ", refused[i].col);
+    if (r.e || r.errors != 1 || r.refusals != 1 || !strstr(r.diag, at) ||
+        !strstr(r.diag, "ambiguous bitwise expression: GHC prints ") ||
+        !strstr(r.diag, refused[i].what))
+      fail_msg("'%s': expected a refusal at column %u naming %s, got: %s", refused[i].text,
+               refused[i].col, refused[i].what, r.diag);
+  }
 }
 
 /* `R1 & 7 != 0` is `(R1 & 7) != 0`: the opposite of C. */
@@ -256,9 +309,9 @@ static void test_prefix(void **state) {
   is_global(arg(mo(e, CMM_MO_NOT, 1), 0), CMM_REG_R1);
   assert_prints(e, "~R1");
 
-  /* the prefixes are the tightest of all */
-  e = expr(a, "~R1 & 7");
-  mo(arg(mo(e, CMM_MO_AND, 2), 0), CMM_MO_NOT, 1);
+  /* the prefixes are the tightest of all (`~R1 & 7` is ambiguous: test_bitwise_chains) */
+  e = expr(a, "~R1 ^ 7");
+  mo(arg(mo(e, CMM_MO_XOR, 2), 0), CMM_MO_NOT, 1);
   e = expr(a, "-_s1::I64 + 1");
   mo(arg(mo(e, CMM_MO_ADD, 2), 0), CMM_MO_S_NEG, 1);
   e = expr(a, "-(R1 + R2)");
@@ -698,7 +751,9 @@ static const char *const canonical[] = {
     "_s1Ji::P64 & (-8)",
     "R1 & 7 != 0",
     "I64[Sp + 16] ^ I64[R1 + 7] * 1099511628211",
-    "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) & 18446744073709551612 | 1",
+    "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59)",
+    "R2 & R3 & R4",
+    "~R2 ^ R3",
     "-I64[R1 + 7]",
     "~R1",
     "%MO_S_Lt_W64(I64[R1 + 7], 11)",
@@ -748,8 +803,12 @@ static const char *const tricky[] = {
     "(stg_INTLIKE_closure+289)",
     "%MO_Add_W32(_x::I32, 1 :: W32)",
     "I64[(Sp + 8)]",
-    "~R1 & 7",
+    "(~R1) & 7",
+    "~R1 ^ 7",
     "(R1 & R2) | R3",
+    "(R1 & ~R2) & R3",
+    "R1 & (R2 & R3) & R4",
+    "-((R1 | R2) & R3)",
 };
 
 static void test_print_parse_fixed_point(void **state) {
@@ -798,6 +857,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       ARENA_TEST(test_xor_tighter_than_mul),
       ARENA_TEST(test_bitwise_left_assoc),
+      ARENA_TEST(test_bitwise_chains),
       ARENA_TEST(test_and_tighter_than_compare),
       ARENA_TEST(test_levels),
       ARENA_TEST(test_comparison_chain_rejected),
