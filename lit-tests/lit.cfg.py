@@ -45,3 +45,7 @@ import shutil
 for tool in ["ghc", "valgrind", "gdb"]:
     if shutil.which(tool, path=config.environment.get("PATH")):
         config.available_features.add(tool)
+# valgrind and gdb tests run the plain build's programs (ASan's shadow memory and
+# LeakSanitizer get in their way).
+if config.strobe_sanitize:
+    config.available_features.add("sanitizers")

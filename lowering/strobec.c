@@ -75,6 +75,7 @@ static void usage(FILE *out) {
         "  --entry=LABEL       make a standalone program entered at LABEL (a procedure or\n"
         "                      its info table); link with libstrobe-rt (docs/standalone.md)\n"
         "  --dwarf-language=L  c (default: best for lldb) or haskell (DW_LANG_Haskell)\n"
+        "  --dwarf-version=N   4 (default: valgrind 3.19, gdb and perf read it) or 5\n"
         "  --main-file=NAME    the Haskell file being compiled, preferred for source notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
         "\n"
@@ -158,6 +159,10 @@ static Options parse_options(int argc, char **argv) {
       if (strcmp(a + 17, "haskell") == 0) o.lower.dwarf_haskell = true;
       else if (strcmp(a + 17, "c") != 0)
         usage_error("unknown --dwarf-language '%s' (expected c or haskell)", a + 17);
+    } else if (strncmp(a, "--dwarf-version=", 16) == 0) {
+      if (strcmp(a + 16, "4") == 0) o.lower.dwarf_version = 4;
+      else if (strcmp(a + 16, "5") == 0) o.lower.dwarf_version = 5;
+      else usage_error("unknown --dwarf-version '%s' (expected 4 or 5)", a + 16);
     } else if (strncmp(a, "--instrument=", 13) == 0) {
       char *error = NULL;
       if (!sp_options_add_globs(&o.instrument, a + 13, &error)) usage_error("%s", error);
