@@ -38,3 +38,14 @@ for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-
     config.substitutions.append(
         (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))
     )
+
+# Tools the system may lack (CI installs them): tests that run them say REQUIRES.
+import shutil
+
+for tool in ["ghc", "valgrind", "gdb"]:
+    if shutil.which(tool, path=config.environment.get("PATH")):
+        config.available_features.add(tool)
+# valgrind and gdb tests run the plain build's programs (ASan's shadow memory and
+# LeakSanitizer get in their way).
+if config.strobe_sanitize:
+    config.available_features.add("sanitizers")

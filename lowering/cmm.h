@@ -82,12 +82,17 @@ void cmm_source_linecol(const CmmSource *s, CmmLoc loc, uint32_t *line, uint32_t
 struct Diag {
   FILE *out;        /* NULL: count only */
   unsigned errors, warnings;
+  unsigned refusals; /* errors that are valid GHC Cmm strobe will not lower (also in errors) */
   bool no_warnings; /* count warnings but do not print them */
 };
 
 void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void diag_verror(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, va_list ap);
+/* An error for valid GHC Cmm that strobe refuses to lower faithfully (an ambiguous
+ * bitwise chain): strobec exits with status 2 when every error was one of these. */
+void diag_refusal(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 void diag_warning(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void diag_note(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)

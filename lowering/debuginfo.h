@@ -17,7 +17,9 @@
 typedef struct DebugInfo DebugInfo;
 
 /* dir: the directory relative source-note file names are resolved against. */
-DebugInfo *dw_new(LLVMModuleRef m, bool haskell, const char *cu_file, const char *dir);
+/* dwarf_version: 4 or 5, 0 for 4 (the "Dwarf Version" module flag; LLVM's default is 5). */
+DebugInfo *dw_new(LLVMModuleRef m, bool haskell, unsigned dwarf_version, const char *cu_file,
+                  const char *dir);
 void dw_finish(DebugInfo *dw);
 void dw_free(DebugInfo *dw);
 

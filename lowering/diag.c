@@ -140,6 +140,14 @@ void diag_error(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
   va_end(ap);
 }
 
+void diag_refusal(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
+  d->refusals++;
+  va_list ap;
+  va_start(ap, fmt);
+  diag_verror(d, s, loc, fmt, ap);
+  va_end(ap);
+}
+
 void diag_warning(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...) {
   d->warnings++;
   if (d->no_warnings) return;

@@ -733,7 +733,7 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   LLVMStructSetBody(L->desc_type, desc_fields, DESC_FIELDS, 0);
   /* The compile unit names the module; relative note files resolve from the cwd. */
   char cwd[4096];
-  L->dw = dw_new(L->m, o->dwarf_haskell, module_name, getcwd(cwd, sizeof cwd) ? cwd : ".");
+  L->dw = dw_new(L->m, o->dwarf_haskell, o->dwarf_version, module_name, getcwd(cwd, sizeof cwd) ? cwd : ".");
   return L;
 }
 

@@ -14,7 +14,8 @@
  *      level 7  + -                      left-associative
  *      level 8  * / %                    left-associative
  *      level 9  & | ^, prefix - ~        tightest; nested ones are printed bare, so
- *                                        we read them left-associated
+ *                                        a run that mixes them has several meanings
+ *                                        and is refused (Note [Bitwise chains])
  *  - bare names in value position are labels; once a proc is parsed, those naming one
  *    of its blocks become block labels (resolve_proc), and every goto target must be
  *    one of its blocks;
@@ -53,10 +54,14 @@ typedef struct Parser {
   CmmLoc open_loc;
   VEC(CmmLoc) block_locs; /* per proc: where each block is defined */
   unsigned depth;    /* of nested expressions: deep input must not overflow our stack */
+  const char *proc;  /* the procedure being parsed, or NULL */
 } Parser;
 
 /* The height of an expression tree: nesting and operator chains both count. */
 enum { MAX_DEPTH = 1000 };
+
+/* The prefix operators glued to one operand. */
+enum { PREFIX_NEG = 1, PREFIX_NOT = 2 };
 
 /* ---- tokens and errors ------------------------------------------------------------ */
 
@@ -223,7 +228,7 @@ static CmmExpr *new_expr(Parser *P, int kind, CmmLoc loc) {
 }
 
 static CmmExpr *parse_expr(Parser *P);
-static CmmExpr *parse_unary(Parser *P);
+static CmmExpr *parse_unary(Parser *P, unsigned *prefixes);
 
 /* A label names a closure, an info table, a string … : `_closure`, `_info`, `_str`. */
 static bool has_label_suffix(const char *p, size_t n) {
@@ -394,8 +399,10 @@ static CmmExpr *parse_atom_(Parser *P) {
   if (t.kind != TK_NAME || tok_is_def(t) || only_symbols(t)) expected(P, "an expression");
   if (t.len > 4 && memcmp(t.p, "%MO_", 4) == 0) return named_machop(P, t);
   if ((is_glued_prefix(t) && !(t.p[1] >= '0' && t.p[1] <= '9')) ||
-      (t.len == 1 && (t.p[0] == '-' || t.p[0] == '~') && P->lx.p < P->lx.end && *P->lx.p == '('))
-    return parse_unary(P);
+      (t.len == 1 && (t.p[0] == '-' || t.p[0] == '~') && P->lx.p < P->lx.end && *P->lx.p == '(')) {
+    unsigned prefixes = 0;
+    return parse_unary(P, &prefixes);
+  }
 
   CmmType ty;
   if (P->lx.p < P->lx.end && *P->lx.p == '[' && type_of(t.p, t.len, &ty)) {
@@ -437,8 +444,9 @@ static CmmExpr *parse_atom_(Parser *P) {
   return label_expr(P, t, P->in_static);
 }
 
-/* unary := '-' unary | '~' unary | atom       (the operator glued to its operand) */
-static CmmExpr *parse_unary(Parser *P) {
+/* unary := '-' unary | '~' unary | atom       (the operator glued to its operand)
+ * Adds the prefixes read (PREFIX_NEG, PREFIX_NOT) to *prefixes. */
+static CmmExpr *parse_unary(Parser *P, unsigned *prefixes) {
   CmmToken t = P->tok;
   /* `-(-8)`: the operator alone, glued to a parenthesis */
   bool alone = t.kind == TK_NAME && t.len == 1 && (t.p[0] == '-' || t.p[0] == '~') &&
@@ -448,6 +456,7 @@ static CmmExpr *parse_unary(Parser *P) {
     return parse_atom(P);
   CmmExpr *e = new_expr(P, CMM_E_MACHOP, t.loc);
   e->u.mo.op = t.p[0] == '-' ? CMM_MO_S_NEG : CMM_MO_NOT;
+  *prefixes |= t.p[0] == '-' ? PREFIX_NEG : PREFIX_NOT;
   e->u.mo.nargs = 1;
   e->u.mo.args = arena_alloc(P->a, sizeof *e->u.mo.args);
   if (++P->depth > MAX_DEPTH) fail_at(P, t.loc, "expression nested too deeply");
@@ -458,7 +467,7 @@ static CmmExpr *parse_unary(Parser *P) {
     P->tok.len--;
     P->tok.loc++;
   }
-  e->u.mo.args[0] = parse_unary(P);
+  e->u.mo.args[0] = parse_unary(P, prefixes);
   P->depth--;
   return e;
 }
@@ -477,17 +486,46 @@ static int infix_op(const Parser *P, int *level) {
   return -1;
 }
 
-/* Note [Bitwise chains]: GHC prints `& | ^` without parentheses inside one another, so
- * `a & b ^ c` is its text for both (a & b) ^ c and a & (b ^ c), and real dumps hold both
- * (`(x << 5) | (x >> 59) & K | 1` is left-nested; `w & v ^ 255`, from w .&. complement v,
- * is right-nested).  The text cannot tell them apart: strobe reads left to right and says
- * so wherever the operators differ (the same operator throughout is associative). */
-static void warn_bitwise_chain(Parser *P, int op1, int op2, CmmLoc loc) {
+/* Note [Bitwise chains]: GHC prints both operands of `& | ^` and the operand of a prefix
+ * `~` or `-` at its tightest level, and that level never gets parentheses
+ * (GHC.Cmm.Ppr.Expr: genMachOp, pprExpr9).  So a run of bitwise operators and prefixes
+ * without parentheses is the text of every tree over its operands that flattens to it,
+ * and real dumps hold more than one such tree: `(x << 5) | (x >> 59) & K | 1` is
+ * left-nested, `w & v ^ 255` (from w .&. complement v) right-nested, and `~x & y` is
+ * GHC's text for both complement x .&. y and complement (x .&. y).  All those trees have
+ * one value only when
+ *   - every binary operator of the run is the same one (each is associative), and
+ *   - no operand but the last carries a prefix, except `~` in a run of `^` alone
+ *     (~(x ^ y) is ~x ^ y).
+ * Any other run is valid GHC Cmm whose meaning the text does not say: strobe refuses
+ * it, naming the procedure, and strobec exits with status 2.  Parentheses, which GHC
+ * never prints there, group as written. */
+static _Noreturn void refuse_chain(Parser *P, CmmLoc loc, const char *what) {
+  const char *where = P->proc ? arena_printf(P->a, " in procedure '%s'", P->proc) : "";
+  diag_refusal(P->d, P->src, loc,
+               "ambiguous bitwise expression%s: GHC prints %s; strobe does not guess which "
+               "one this is",
+               where, what);
+  longjmp(P->fail, 1);
+}
+
+static _Noreturn void refuse_mixed(Parser *P, int op1, int op2, CmmLoc loc) {
   const char *a = cmm_machops[op1].infix, *b = cmm_machops[op2].infix;
-  diag_warning(P->d, P->src, loc,
-               "ambiguous '%s' after '%s': GHC prints both 'x %s (y %s z)' and '(x %s y) %s z' "
-               "as 'x %s y %s z'; read as '(x %s y) %s z'",
-               b, a, a, b, a, b, a, b, a, b);
+  refuse_chain(P, loc, arena_printf(P->a, "both 'x %s (y %s z)' and '(x %s y) %s z' as 'x %s y %s z'",
+                                    a, b, a, b, a, b));
+}
+
+static _Noreturn void refuse_prefix(Parser *P, char prefix, int op, CmmLoc loc) {
+  const char *b = cmm_machops[op].infix;
+  refuse_chain(P, loc, arena_printf(P->a, "both '(%cx) %s y' and '%c(x %s y)' as '%cx %s y'",
+                                    prefix, b, prefix, b, prefix, b));
+}
+
+/* GHC prints a negative literal in parentheses, `(-8)`: a bare `-8` is its prefix `-`
+ * on the literal 8 (MO_S_Neg), and takes part in a chain as a prefix does. */
+static unsigned negative_literal(CmmToken t) {
+  return t.kind == TK_NAME && t.len > 1 && t.p[0] == '-' && t.p[1] >= '0' && t.p[1] <= '9'
+             ? PREFIX_NEG : 0;
 }
 
 static CmmExpr *binary(Parser *P, int op, CmmExpr *x, CmmExpr *y, CmmLoc loc) {
@@ -500,13 +538,17 @@ static CmmExpr *binary(Parser *P, int op, CmmExpr *x, CmmExpr *y, CmmLoc loc) {
   return e;
 }
 
-/* expr9 := unary {('&' | '|' | '^') unary}      left-associative
+/* expr9 := unary {('&' | '|' | '^') unary}      one operator, read left-associated
+ *                                               (Note [Bitwise chains])
  * expr8 := expr9 {('*' | '/' | '%') expr9}
  * expr7 := expr8 {('+' | '-') expr8}
  * expr  := expr7 [('==' | '!=' | '<' | '>' | '<=' | '>=' | '<<' | '>>') expr7] */
 static CmmExpr *parse_level(Parser *P, int level) {
   static const int tighter[10] = {[1] = 7, [7] = 8, [8] = 9};
-  CmmExpr *x = level == 9 ? parse_unary(P) : parse_level(P, tighter[level]);
+  unsigned prefixes = 0;      /* of the operand just read (level 9) */
+  CmmToken operand = P->tok;  /* where it starts */
+  CmmExpr *x = level == 9 ? parse_unary(P, &prefixes) : parse_level(P, tighter[level]);
+  if (level == 9) prefixes |= negative_literal(operand);
   unsigned depth = P->depth;
   int first_op = -1;
   for (;;) {
@@ -516,14 +558,18 @@ static CmmExpr *parse_level(Parser *P, int level) {
       return x;
     }
     CmmLoc loc = P->tok.loc;
-    if (level == 9 && first_op >= 0 && op != first_op) {
-      warn_bitwise_chain(P, first_op, op, loc);
-      first_op = op; /* once per change of operator */
+    if (level == 9 && !P->in_static) { /* Note [Bitwise chains] */
+      if (first_op >= 0 && op != first_op) refuse_mixed(P, first_op, op, loc);
+      if ((prefixes & PREFIX_NEG) || (prefixes && op != CMM_MO_XOR))
+        refuse_prefix(P, operand.p[0], op, operand.loc);
     }
     if (first_op < 0) first_op = op;
     if (++P->depth > MAX_DEPTH) fail_at(P, loc, "expression nested too deeply");
     next(P);
-    CmmExpr *y = level == 9 ? parse_unary(P) : parse_level(P, tighter[level]);
+    prefixes = 0;
+    operand = P->tok;
+    CmmExpr *y = level == 9 ? parse_unary(P, &prefixes) : parse_level(P, tighter[level]);
+    if (level == 9) prefixes |= negative_literal(operand);
     x = binary(P, op, x, y, loc);
     if (level == 1) {
       if (infix_op(P, &l) >= 0 && l == 1)
@@ -1259,7 +1305,15 @@ static void parse_info(Parser *P, CmmProc *pr) {
   expect_kind(P, TK_RBRACE, "'}' to close the info tables");
 }
 
-/* live := '//' '[' [global {',' global}] ']'     (the proc header's comment) */
+/* live := '//' '[' [global {',' global}] ']'     (the proc header's comment)
+ *
+ * GHC fills the list to its line width (`fsep`), so a long header wraps after a comma
+ * and the rest of the list continues on the following lines, aligned under the first
+ * register and without `//`:
+ *     Main.$wf_entry() { //  [R5,
+ *                             R4, R3, R2]
+ * The comment then ends at its last line's ']'.  Nothing else in a dump is a comment
+ * that wraps (docs/cmm-syntax.md). */
 static void parse_live(Parser *P, CmmProc *pr) {
   if (P->tok.kind != TK_COMMENT) expected(P, "the live registers ('//  [R1]')");
   CmmToken c = P->tok;
@@ -1270,18 +1324,33 @@ static void parse_live(Parser *P, CmmProc *pr) {
   VEC(uint8_t) live = {0};
   expect_kind(P, TK_LBRACKET, "'[' to open the live registers");
   while (P->tok.kind != TK_RBRACKET) {
-    if (live.n) expect_kind(P, TK_COMMA, "',' or ']' in the live registers");
+    if (live.n) {
+      expect_kind(P, TK_COMMA, "',' or ']' in the live registers");
+      if (P->in_comment && P->tok.kind == TK_EOF) { /* wrapped: the list goes on below */
+        P->lx = saved;
+        P->in_comment = false;
+        next(P);
+      }
+    }
     int r = P->tok.kind == TK_NAME ? global_reg_of(P->tok.p, P->tok.len) : -1;
     if (r < 0) expected(P, "a global register");
     vec_push(P->a, &live, (uint8_t)r);
     next(P);
   }
-  next(P);
-  if (P->tok.kind != TK_EOF) expected(P, "the end of the comment");
+  if (P->in_comment) {
+    next(P);
+    if (P->tok.kind != TK_EOF) expected(P, "the end of the comment");
+    P->lx = saved;
+    P->in_comment = false;
+  } else { /* the ']' of a wrapped list ends the comment's last line */
+    const char *q = P->lx.p;
+    while (q < P->lx.end && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+    if (q < P->lx.end && *q != '\n')
+      fail_at(P, (CmmLoc)(q - P->src->text),
+              "expected the end of the line after the wrapped live registers");
+  }
   pr->nlive = live.n;
   pr->live = live.v;
-  P->lx = saved;
-  P->in_comment = false;
   next(P);
 }
 
@@ -1290,6 +1359,7 @@ static void parse_proc(Parser *P, CmmProc *pr) {
   pr->loc = P->tok.loc;
   pr->label = parse_label_name(P, "a procedure or 'section'");
   P->open_what = arena_printf(P->a, "procedure '%s'", pr->label);
+  P->proc = pr->label;
   P->open_loc = pr->loc;
   expect_kind(P, TK_LPAREN, "'(' after the procedure name");
   expect_kind(P, TK_RPAREN, "')'");
@@ -1314,6 +1384,7 @@ static void parse_proc(Parser *P, CmmProc *pr) {
   expect_kind(P, TK_RBRACE, "'}' to close the procedure");
   resolve_proc(P, pr);
   P->open_what = NULL;
+  P->proc = NULL;
 }
 
 /* data := 'section' '"' '"' type '"' ' . ' label '"' '{' label ':' static* '}'

@@ -60,12 +60,46 @@ static void print_args(FILE *out, CmmExpr *const *args, uint32_t n) {
   fputc(')', out);
 }
 
-/* `& | ^` as an operand of a prefix or on the right of another: GHC prints these bare,
- * and the parser reads bare chains left-associated, so strobe parenthesises them to
- * print what it parsed (GHC's own text never reads back this way; see
- * docs/cmm-syntax.md). */
+/* `& | ^` and the prefixes: GHC prints them bare inside one another, and the parser
+ * accepts only the bare runs that have one meaning (parse.c, Note [Bitwise chains]): one
+ * operator throughout, read left-associated, and a prefix on the last operand only, or
+ * `~` anywhere in a run of `^`.  Everything else gets parentheses, so that the output
+ * reads back as the same tree; GHC's own accepted text prints as GHC printed it. */
 static bool is_bitwise(const CmmExpr *e) {
   return e->kind == CMM_E_MACHOP && cmm_machops[e->u.mo.op].prec == 9 && e->u.mo.nargs == 2;
+}
+
+static bool is_prefix(const CmmExpr *e) {
+  return e->kind == CMM_E_MACHOP && (e->u.mo.op == CMM_MO_NOT || e->u.mo.op == CMM_MO_S_NEG);
+}
+
+/* A run of prefixes printed bare (`~~x`) that is all `~`. */
+static bool only_not(const CmmExpr *e) {
+  for (; is_prefix(e); e = e->u.mo.args[0])
+    if (e->u.mo.op == CMM_MO_S_NEG) return false;
+  return true;
+}
+
+static void print_bitwise(FILE *out, const CmmExpr *e, int follow);
+
+/* An operand of the bitwise operator op; follow is the bitwise operator printed right
+ * after it, or -1 when it ends the run. */
+static void print_bitwise_operand(FILE *out, const CmmExpr *e, int op, int follow, bool left) {
+  bool bare;
+  if (is_bitwise(e)) bare = left && e->u.mo.op == op;
+  else if (is_prefix(e)) bare = follow < 0 || (follow == CMM_MO_XOR && only_not(e));
+  else bare = true;
+  if (!bare) fputc('(', out);
+  if (is_bitwise(e)) print_bitwise(out, e, bare ? follow : -1);
+  else print_at(out, e, 9);
+  if (!bare) fputc(')', out);
+}
+
+static void print_bitwise(FILE *out, const CmmExpr *e, int follow) {
+  int op = e->u.mo.op;
+  print_bitwise_operand(out, e->u.mo.args[0], op, op, true);
+  fprintf(out, " %s ", cmm_machops[op].infix);
+  print_bitwise_operand(out, e->u.mo.args[1], op, follow, false);
 }
 
 /* Levels: 1 compare/shift, 7 add, 8 multiply, 9 atoms and the tight operators. */
@@ -80,17 +114,14 @@ static void print_at(FILE *out, const CmmExpr *e, int level) {
         fputc(')', out);
         return;
       }
+      if (p == 9) {
+        print_bitwise(out, e, -1);
+        return;
+      }
       /* left-associative (level 1 is non-associative: both sides tighter) */
-      const CmmExpr *y = e->u.mo.args[1];
       print_at(out, e->u.mo.args[0], p == 1 ? 7 : p);
       fprintf(out, " %s ", mi->infix);
-      if (p == 9 && is_bitwise(y)) {
-        fputc('(', out);
-        print_at(out, y, 9);
-        fputc(')', out);
-      } else {
-        print_at(out, y, p == 1 ? 7 : p == 7 ? 8 : 9);
-      }
+      print_at(out, e->u.mo.args[1], p == 1 ? 7 : p == 7 ? 8 : 9);
       return;
     }
     if (mi->infix_len) { /* prefix - and ~ */

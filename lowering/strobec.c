@@ -82,6 +82,7 @@ static void usage(FILE *out) {
         "  --entry=LABEL       make a standalone program entered at LABEL (a procedure or\n"
         "                      its info table); link with libstrobe-rt (docs/standalone.md)\n"
         "  --dwarf-language=L  c (default: best for lldb) or haskell (DW_LANG_Haskell)\n"
+        "  --dwarf-version=N   4 (default: valgrind 3.19, gdb and perf read it) or 5\n"
         "  --main-file=NAME    the Haskell file being compiled, preferred for source notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
         "\n"
@@ -101,7 +102,10 @@ static void usage(FILE *out) {
         "  --help              show this help and exit\n"
         "  --version           show the version and exit\n"
         "\n"
-        "Exit status: 0 on success, 1 on bad input or usage, 70 on an internal error.\n",
+        "Exit status: 0 on success, 1 on bad input or usage, 2 when every error is valid\n"
+        "GHC Cmm that strobe refuses to lower faithfully (an ambiguous bitwise expression,\n"
+        "docs/cmm-syntax.md: compile that module with GHC's own code generator), 70 on an\n"
+        "internal error.\n",
         out);
 }
 
@@ -162,6 +166,10 @@ static Options parse_options(int argc, char **argv) {
       if (strcmp(a + 17, "haskell") == 0) o.lower.dwarf_haskell = true;
       else if (strcmp(a + 17, "c") != 0)
         usage_error("unknown --dwarf-language '%s' (expected c or haskell)", a + 17);
+    } else if (strncmp(a, "--dwarf-version=", 16) == 0) {
+      if (strcmp(a + 16, "4") == 0) o.lower.dwarf_version = 4;
+      else if (strcmp(a + 16, "5") == 0) o.lower.dwarf_version = 5;
+      else usage_error("unknown --dwarf-version '%s' (expected 4 or 5)", a + 16);
     } else if (strncmp(a, "--instrument=", 13) == 0) {
       char *error = NULL;
       if (!sp_options_add_globs(&o.instrument, a + 13, &error)) usage_error("%s", error);
@@ -222,16 +230,29 @@ static void print_times(void) {
   fprintf(stderr, "  %-14s %9.4f\n", "total", total);
 }
 
+/* Every error reported, and those among them that are refusals (Diag.refusals): the
+ * exit status is 2 when all errors were refusals. */
+static unsigned n_errors, n_refusals;
+
+static void count(const Diag *d) {
+  n_errors += d->errors;
+  n_refusals += d->refusals;
+}
+
 /* The front end for one input: parse and infer widths.  NULL after reporting. */
 static CmmFile *front_end(const Options *o, const char *path, CmmSource **src) {
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
-  if (!TIMED(T_READ, (*src = cmm_source_read(path, &d)) != NULL)) return NULL;
+  if (!TIMED(T_READ, (*src = cmm_source_read(path, &d)) != NULL)) {
+    count(&d);
+    return NULL;
+  }
   CmmFile *f;
   (void)TIMED(T_PARSE, (f = cmm_parse(*src, &d)) != NULL);
   if (f && !TIMED(T_TYPES, cmm_infer_types(f, &d))) {
     cmm_file_free(f);
     f = NULL;
   }
+  count(&d);
   return f;
 }
 
@@ -302,6 +323,7 @@ static bool compile(const Options *o) {
   if (tm) LLVMDisposeTargetMachine(tm);
   if (m) LLVMDisposeModule(m);
   LLVMContextDispose(ctx);
+  count(&d);
   return ok;
 }
 
@@ -320,10 +342,12 @@ int main(int argc, char **argv) {
     char *error = NULL;
     Diag d = {.out = stderr, .no_warnings = o.no_warnings};
     if (ok && !emit_write_file(o.output ? o.output : "-", buf, len, &error)) ok = report(&d, error);
+    count(&d);
     free(buf);
   }
   if (o.time_passes) print_times();
   sp_options_free(&o.instrument);
   free(o.inputs);
-  return ok ? 0 : 1;
+  if (ok) return 0;
+  return n_refusals > 0 && n_refusals == n_errors ? 2 : 1;
 }

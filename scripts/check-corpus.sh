@@ -8,6 +8,8 @@
 #      spaces and newlines are made one space (GHC wraps long lines, strobe does not);
 #   3. strobec --emit=cmm of that output reproduces it byte for byte (a fixed point);
 #   4. strobec --emit=scopes accepts it.
+# A dump strobec refuses (exit status 2: an ambiguous bitwise expression, valid GHC Cmm
+# whose meaning the text does not say) is listed as `refused`, not as a failure.
 # Prints one line per dump and a summary; exits 1 if any dump failed.
 set -uo pipefail
 strobec=$1
@@ -16,6 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 total=0
 failed=0
+refused=0
 
 squash() { tr -s ' \n' '  ' <"$1"; }
 
@@ -25,8 +28,12 @@ check() {
     input=$tmp/input
     gzip -dc "$dump" >"$input" || { echo "FAIL $dump: cannot gunzip"; return 1; }
   fi
-  "$strobec" --emit=cmm "$input" -o "$tmp/a.cmm" 2>"$tmp/err" ||
-    { echo "FAIL $dump: not accepted: $(head -n 1 "$tmp/err")"; return 1; }
+  "$strobec" --emit=cmm "$input" -o "$tmp/a.cmm" 2>"$tmp/err"
+  case $? in
+    0) ;;
+    2) echo "refused $dump: $(head -n 1 "$tmp/err")"; return 2 ;;
+    *) echo "FAIL $dump: not accepted: $(head -n 1 "$tmp/err")"; return 1 ;;
+  esac
   cmp -s <(squash "$input") <(squash "$tmp/a.cmm") ||
     { echo "FAIL $dump: canonical Cmm differs from GHC's text"; return 1; }
   "$strobec" --emit=cmm "$tmp/a.cmm" -o "$tmp/b.cmm" 2>"$tmp/err" ||
@@ -39,8 +46,13 @@ check() {
 
 while IFS= read -r dump; do
   total=$((total + 1))
-  check "$dump" || failed=$((failed + 1))
+  check "$dump"
+  case $? in
+    0) ;;
+    2) refused=$((refused + 1)) ;;
+    *) failed=$((failed + 1)) ;;
+  esac
 done < <(find "$@" -name '*.dump-cmm' -o -name '*.dump-cmm-raw' -o -name '*.dump-cmm-raw.gz' | sort)
 
-echo "$total dumps, $failed failed"
+echo "$total dumps, $failed failed, $refused refused"
 [ "$total" -gt 0 ] && [ "$failed" -eq 0 ]

@@ -125,6 +125,7 @@ typedef struct ParsedExpr {
   CmmExpr *e;       /* NULL if the text did not parse */
   bool ok;          /* parsed (and with INFER_TYPES, typed) without an error */
   unsigned errors;  /* how many errors were reported */
+  unsigned refusals; /* … of which refusals (diag_refusal) */
   const char *diag; /* what the diagnostics printed (in the arena) */
 } ParsedExpr;
 
@@ -138,6 +139,7 @@ static inline ParsedExpr parse_one_expr(Arena *a, const char *text, bool infer) 
   ParsedExpr r = {.e = cmm_parse_expr(src, a, &d)};
   r.ok = r.e && d.errors == 0 && (!infer || cmm_infer_expr(src, r.e, &d));
   r.errors = d.errors;
+  r.refusals = d.refusals;
   char *diag = capture_end(&cap);
   r.diag = arena_strndup(a, diag, cap.size);
   free(diag);

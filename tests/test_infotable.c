@@ -22,6 +22,7 @@ typedef struct PairStats {
   unsigned unmatched_sym, unmatched_raw; /* tables with no counterpart */
   unsigned failed;   /* lw_info_table_words returned false */
   unsigned differ;   /* words differ */
+  bool refused;      /* both files hold an ambiguous bitwise chain strobe refuses */
 } PairStats;
 
 static void print_static(FILE *out, const CmmStatic *s) {
@@ -160,9 +161,10 @@ static CmmSource *read_dump(const char *path) {
   return s;
 }
 
-static CmmFile *parse_quiet(CmmSource *src) {
+static CmmFile *parse_quiet(CmmSource *src, bool *refused) {
   Diag d = {.out = stderr, .no_warnings = true};
   CmmFile *f = cmm_parse(src, &d);
+  *refused = d.refusals > 0;
   if (!f || d.errors) return f ? (cmm_file_free(f), NULL) : NULL;
   /* The lowering sees typed files: label differences then carry I64, which the raw path
    * must correct for the SRT field. */
@@ -181,9 +183,13 @@ static bool compare_pair(const char *sym_path, const char *raw_path, PairStats *
                          FILE *out, unsigned show) {
   memset(st, 0, sizeof *st);
   CmmSource *ss = read_dump(sym_path), *rs = read_dump(raw_path);
-  CmmFile *sf = ss ? parse_quiet(ss) : NULL, *rf = rs ? parse_quiet(rs) : NULL;
+  bool srefused = false, rrefused = false;
+  CmmFile *sf = ss ? parse_quiet(ss, &srefused) : NULL, *rf = rs ? parse_quiet(rs, &rrefused) : NULL;
   bool ok = sf && rf;
-  if (!ok) fprintf(out, "  cannot read or parse %s\n", sf ? raw_path : sym_path);
+  /* The same Cmm in both flavours: both are refused, or neither. */
+  st->refused = srefused && rrefused;
+  if (!ok && !st->refused)
+    fprintf(out, "  cannot read or parse %s\n", sf ? raw_path : sym_path);
   Arena *a = arena_new();
   if (ok) {
     StrMap raw_tables;
@@ -681,7 +687,7 @@ static void test_corpus(void **state) {
   closedir(dir);
   qsort(progs, nprogs, sizeof *progs, cmp_names);
 
-  unsigned pairs = 0, bad = 0;
+  unsigned pairs = 0, bad = 0, refused = 0;
   PairStats sum = {0};
   for (unsigned i = 0; i < nprogs; i++) {
     for (int o = 0; o <= 2; o++)
@@ -694,6 +700,12 @@ static void test_corpus(void **state) {
         PairStats st;
         bool ok = compare_pair(sym, raw, &st, stdout, 10);
         pairs++;
+        if (st.refused) { /* docs/cmm-syntax.md: loops/O1 holds one such chain */
+          printf("%-12s O%d %-5s refused (an ambiguous bitwise expression)\n", progs[i], o,
+                 llvm ? "llvm" : "ncg");
+          refused++;
+          continue;
+        }
         printf("%-12s O%d %-5s tables %4u equal %4u aux %3u | differ %u failed %u "
                "unmatched %u/%u\n", progs[i], o, llvm ? "llvm" : "ncg", st.tables, st.equal,
                st.aux, st.differ, st.failed, st.unmatched_sym, st.unmatched_raw);
@@ -704,9 +716,9 @@ static void test_corpus(void **state) {
       }
     free(progs[i]);
   }
-  printf("%u pairs: %u tables, %u equal, %u sections compared; %u pairs not clean\n", pairs,
-         sum.tables, sum.equal, sum.aux, bad);
-  assert_true(pairs >= 12);
+  printf("%u pairs: %u tables, %u equal, %u sections compared; %u pairs not clean, %u "
+         "refused\n", pairs, sum.tables, sum.equal, sum.aux, bad, refused);
+  assert_true(pairs - refused >= 12);
   assert_int_equal(bad, 0);
 }
 

@@ -132,24 +132,77 @@ static void test_xor_tighter_than_mul(void **state) {
   assert_prints(e, "I64[Sp + 16] ^ I64[R1 + 7] * 1099511628211");
 }
 
-/* loops/O1: `((x << 5) | (x >> 59)) & K | 1`, bitwise operators read left to right. */
+/* A run of one bitwise operator reads left-associated: every grouping has its value. */
 static void test_bitwise_left_assoc(void **state) {
   Arena *a = *state;
-  const char *text = "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) & 18446744073709551612 | 1";
+  const char *text = "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) | 3 | R1";
   CmmExpr *e = expr(a, text);
   mo(e, CMM_MO_OR, 2);
-  is_int(arg(e, 1), 1, false, 64);
-  CmmExpr *and = mo(arg(e, 0), CMM_MO_AND, 2);
-  is_int(arg(and, 1), 18446744073709551612u, false, 64);
-  CmmExpr *or = mo(arg(and, 0), CMM_MO_OR, 2);
-  CmmExpr *shl = mo(arg(or, 0), CMM_MO_SHL, 2);
-  CmmExpr *shr = mo(arg(or, 1), CMM_MO_U_SHR, 2);
-  is_local(arg(shl, 0), "_s5l6", CMM_BITS, 64);
-  is_int(arg(shl, 1), 5, false, 64);
-  is_local(arg(shr, 0), "_s5l6", CMM_BITS, 64);
-  is_int(arg(shr, 1), 59, false, 64);
-  assert_false(e->u.mo.named);
+  is_global(arg(e, 1), CMM_REG_R1);
+  CmmExpr *or2 = mo(arg(e, 0), CMM_MO_OR, 2);
+  is_int(arg(or2, 1), 3, false, 64);
+  CmmExpr *or1 = mo(arg(or2, 0), CMM_MO_OR, 2);
+  mo(arg(or1, 0), CMM_MO_SHL, 2);
+  mo(arg(or1, 1), CMM_MO_U_SHR, 2);
   assert_prints(e, text);
+}
+
+/* Note [Bitwise chains] (parse.c): a bare run of `& | ^` and prefixes is GHC's text for
+ * every tree that flattens to it.  strobe reads the runs whose trees all have one value
+ * and refuses the others (a refusal: strobec's exit status 2).  Parentheses group. */
+static void test_bitwise_chains(void **state) {
+  Arena *a = *state;
+  static const struct { const char *text, *prints; } accepted[] = {
+      {"R1 & R2 & R3", NULL},
+      {"R1 ^ R2 ^ R3 ^ R4", NULL},
+      {"R1 & ~R2", NULL},               /* a prefix on the last operand */
+      {"R1 | R2 | -R3", NULL},
+      {"~R1 ^ R2", NULL},               /* ~(x ^ y) is ~x ^ y */
+      {"R1 ^ ~R2 ^ ~~R3", NULL},
+      {"(~R1) & R2", NULL},             /* parentheses group */
+      {"~(R1 & R2)", NULL},
+      {"(R1 | R2) & R3", NULL},
+      {"R1 | (R2 & R3)", NULL},
+      {"((R1 | R2) & R3) | 1", NULL},
+      {"R1 & 7 != 0", NULL},            /* a comparison ends the run */
+      {"R1 & ~R2 + 1", NULL},           /* so does +: ~ covers R2 only */
+      {"R1 & (-8)", NULL},              /* GHC's negative literal */
+      {"R1 & -8", "R1 & (-8)"},
+  };
+  for (size_t i = 0; i < sizeof accepted / sizeof *accepted; i++) {
+    ParsedExpr r = parse_one_expr(a, accepted[i].text, PARSE_ONLY);
+    if (!r.ok) fail_msg("'%s' was not accepted: %s", accepted[i].text, r.diag);
+    char *t = print_expr(r.e);
+    const char *want = accepted[i].prints ? accepted[i].prints : accepted[i].text;
+    if (strcmp(t, want) != 0) fail_msg("'%s' printed as '%s'", accepted[i].text, t);
+    free(t);
+  }
+  static const struct { const char *text; unsigned col; const char *what; } refused[] = {
+      /* GHC's own text: loops/O1 and a bit reversal (lit-tests/cmm/Inputs/bitrev) */
+      {"(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) & 18446744073709551612 | 1", 40,
+       "both 'x | (y & z)' and '(x | y) & z' as 'x | y & z'"},
+      {"(_s1Po::I64 << 1) | _s1Pn::I64 & 1", 32, "'x | (y & z)'"},
+      {"I64[Sp + 8] & I64[R1 + 7] ^ 255", 27, "both 'x & (y ^ z)' and '(x & y) ^ z'"},
+      {"R1 ^ R2 | R3", 9, "'(x ^ y) | z'"},
+      {"R1 & R2 & R3 | R4", 14, "'x & y | z'"},
+      /* complement (x .&. y) and complement x .&. y both print `~R2 & R3` */
+      {"~R2 & R3", 1, "both '(~x) & y' and '~(x & y)' as '~x & y'"},
+      {"R1 & ~R2 & R3", 6, "'~(x & y)'"},
+      {"-R1 ^ R2", 1, "both '(-x) ^ y' and '-(x ^ y)'"},
+      {"~-R1 ^ R2", 1, "'~x ^ y'"},
+      {"-8 & R1", 1, "'(-x) & y'"},      /* a bare -8 is GHC's prefix - on 8 */
+      {"R1 ^ ~R2 | R3", 10, "'x ^ y | z'"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+    ParsedExpr r = parse_one_expr(a, refused[i].text, PARSE_ONLY);
+    char at[32];
+    snprintf(at, sizeof at, "expr:1:%u: error: ", refused[i].col);
+    if (r.e || r.errors != 1 || r.refusals != 1 || !strstr(r.diag, at) ||
+        !strstr(r.diag, "ambiguous bitwise expression: GHC prints ") ||
+        !strstr(r.diag, refused[i].what))
+      fail_msg("'%s': expected a refusal at column %u naming %s, got: %s", refused[i].text,
+               refused[i].col, refused[i].what, r.diag);
+  }
 }
 
 /* `R1 & 7 != 0` is `(R1 & 7) != 0`: the opposite of C. */
@@ -256,9 +309,9 @@ static void test_prefix(void **state) {
   is_global(arg(mo(e, CMM_MO_NOT, 1), 0), CMM_REG_R1);
   assert_prints(e, "~R1");
 
-  /* the prefixes are the tightest of all */
-  e = expr(a, "~R1 & 7");
-  mo(arg(mo(e, CMM_MO_AND, 2), 0), CMM_MO_NOT, 1);
+  /* the prefixes are the tightest of all (`~R1 & 7` is ambiguous: test_bitwise_chains) */
+  e = expr(a, "~R1 ^ 7");
+  mo(arg(mo(e, CMM_MO_XOR, 2), 0), CMM_MO_NOT, 1);
   e = expr(a, "-_s1::I64 + 1");
   mo(arg(mo(e, CMM_MO_ADD, 2), 0), CMM_MO_S_NEG, 1);
   e = expr(a, "-(R1 + R2)");
@@ -541,6 +594,67 @@ static void test_forward_block_reference(void **state) {
   parsed_free(p);
 }
 
+/* ---- wrapped proc headers ----------------------------------------------------------- */
+
+/* GHC fills the header's live-register list to its line width and goes on below the
+ * first register, without `//` (once, or a register per line when the label alone fills
+ * the line); a CRLF dump wraps the same way.  Every register is read, in order. */
+static void test_wrapped_live_registers(void **state) {
+  (void)state;
+  static const char text[] =
+      HEAD "[" PROC_WITH("Main.$wf_entry", "[R5,\n                          R4, R3, R2]", "")
+      BLOCK("c1", "c1") RET END_PROC NEXT
+      PROC_WITH("Main.$wg_entry", "[R4,\n                  R3,\n                  R2]", "")
+      BLOCK("c2", "c2") RET END_PROC NEXT
+      PROC_WITH("Main.$wh_entry", "[D2,\r\n   R3, D1,\r\n   R2]\r", "")
+      BLOCK("c3", "c3") RET END_PROC NEXT
+      PROC_WITH("Main.$wk_entry", "[R3, R2]", "")
+      BLOCK("c4", "c4") RET END_PROC "]\n";
+  Parsed p = parse_dump(text, PARSE_ONLY);
+  static const char *const want[][5] = {
+      {"R5", "R4", "R3", "R2", NULL}, {"R4", "R3", "R2", NULL}, {"D2", "R3", "D1", "R2", NULL},
+      {"R3", "R2", NULL}};
+  assert_int_equal(p.f->groups[0].ndecls, 4);
+  for (unsigned i = 0; i < 4; i++) {
+    const CmmProc *pr = &p.f->groups[0].decls[i].u.proc;
+    unsigned n = 0;
+    while (want[i][n]) n++;
+    assert_int_equal(pr->nlive, n);
+    for (unsigned j = 0; j < n; j++)
+      assert_string_equal(cmm_global_regs[pr->live[j]].name, want[i][j]);
+    assert_int_equal(pr->nblocks, 1); /* the info tables and the body follow as usual */
+  }
+  parsed_free(p);
+}
+
+/* The list wraps only after a comma, and its ']' ends the line. */
+static void test_wrapped_live_registers_errors(void **state) {
+  (void)state;
+  static const struct { const char *live, *msg; } bad[] = {
+      {"[R2,\n  R1", "expected ',' or ']' in the live registers, got '{'"},
+      {"[R2\n  R1]", "expected ',' or ']' in the live registers, got the end of the comment"},
+      {"[R2,\n  R1] R3", "expected the end of the line after the wrapped live registers"},
+      {"[R2,\n  // R1]", "expected a global register, got a comment"},
+      {"[\n  R1]", "expected a global register, got the end of the comment"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char text[1024];
+    snprintf(text, sizeof text, "%s[%s() { //  %s\n%s", HEAD, "f_entry", bad[i].live,
+             "         { info_tbls: []\n           stack_info: arg_space: 8\n         }\n"
+             "     {offset\n" BLOCK("c1", "c1") RET END_PROC "]\n");
+    CmmSource *src = cmm_source_from_memory("test.dump-cmm", text, strlen(text));
+    Capture cap;
+    capture_begin(&cap);
+    Diag d = {.out = cap.out};
+    CmmFile *f = cmm_parse(src, &d);
+    char *diag = capture_end(&cap);
+    if (f || !strstr(diag, bad[i].msg))
+      fail_msg("live '%s': expected '%s', got '%s'", bad[i].live, bad[i].msg, diag);
+    free(diag);
+    cmm_source_free(src);
+  }
+}
+
 /* ---- statics: label differences ---------------------------------------------------- */
 
 static const char raw[] =
@@ -637,7 +751,9 @@ static const char *const canonical[] = {
     "_s1Ji::P64 & (-8)",
     "R1 & 7 != 0",
     "I64[Sp + 16] ^ I64[R1 + 7] * 1099511628211",
-    "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) & 18446744073709551612 | 1",
+    "(_s5l6::I64 << 5) | (_s5l6::I64 >> 59)",
+    "R2 & R3 & R4",
+    "~R2 ^ R3",
     "-I64[R1 + 7]",
     "~R1",
     "%MO_S_Lt_W64(I64[R1 + 7], 11)",
@@ -687,8 +803,12 @@ static const char *const tricky[] = {
     "(stg_INTLIKE_closure+289)",
     "%MO_Add_W32(_x::I32, 1 :: W32)",
     "I64[(Sp + 8)]",
-    "~R1 & 7",
+    "(~R1) & 7",
+    "~R1 ^ 7",
     "(R1 & R2) | R3",
+    "(R1 & ~R2) & R3",
+    "R1 & (R2 & R3) & R4",
+    "-((R1 | R2) & R3)",
 };
 
 static void test_print_parse_fixed_point(void **state) {
@@ -737,6 +857,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       ARENA_TEST(test_xor_tighter_than_mul),
       ARENA_TEST(test_bitwise_left_assoc),
+      ARENA_TEST(test_bitwise_chains),
       ARENA_TEST(test_and_tighter_than_compare),
       ARENA_TEST(test_levels),
       ARENA_TEST(test_comparison_chain_rejected),
@@ -751,6 +872,8 @@ int main(void) {
       ARENA_TEST(test_locations),
       cmocka_unit_test(test_block_vs_foreign_labels),
       cmocka_unit_test(test_forward_block_reference),
+      cmocka_unit_test(test_wrapped_live_registers),
+      cmocka_unit_test(test_wrapped_live_registers_errors),
       cmocka_unit_test(test_label_differences_in_statics),
       ARENA_TEST(test_canonical_print),
       ARENA_TEST(test_print_parse_fixed_point),
