@@ -1,6 +1,7 @@
 # lit configuration for strobe: Cmm in, IR / DWARF / program output / lldb transcript out.
 # Loaded through the site config that CMake writes into build/lit-tests/.
 import os
+import shutil
 
 import lit.formats
 
@@ -40,8 +41,6 @@ for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-
     )
 
 # Tools the system may lack (CI installs them): tests that run them say REQUIRES.
-import shutil
-
 for tool in ["ghc", "valgrind", "gdb"]:
     if shutil.which(tool, path=config.environment.get("PATH")):
         config.available_features.add(tool)
@@ -49,3 +48,15 @@ for tool in ["ghc", "valgrind", "gdb"]:
 # LeakSanitizer get in their way).
 if config.strobe_sanitize:
     config.available_features.add("sanitizers")
+
+# GHC 9.0.2 (CI installs Debian's ghc): the tests in ghc/ compare strobe's objects with
+# GHC's own and link them with GHC's runtime and libraries.
+ghc = shutil.which("ghc", path=config.environment["PATH"])
+if ghc:
+    config.substitutions.append(("%ghc-pkg", shutil.which("ghc-pkg", path=config.environment["PATH"]) or "ghc-pkg"))
+    config.substitutions.append(("%ghc", ghc))
+    if "HOME" in os.environ:  # ghc and ghc-pkg look for the user's package database there
+        config.environment["HOME"] = os.environ["HOME"]
+config.substitutions.append(
+    ("%strobe_package_map", os.path.join(config.strobe_src_root, "driver", "strobe-package-map"))
+)
