@@ -347,10 +347,11 @@ static bool compile(const Options *o) {
 static LwSymbols *read_symbols(const Options *o) {
   LwSymbols *S = lw_symbols_new(o->this_unit ? o->this_unit : "main");
   if (!o->package_map) return S;
-  CmmSource *src = cmm_source_read(o->package_map);
   Diag d = {.out = stderr};
+  CmmSource *src = cmm_source_read(o->package_map, &d);
   bool ok = src && lw_symbols_add_map(S, src, &d);
   cmm_source_free(src);
+  count(&d);
   if (ok) return S;
   lw_symbols_free(S);
   return NULL;
