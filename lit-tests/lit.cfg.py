@@ -1,6 +1,7 @@
 # lit configuration for strobe: Cmm in, IR / DWARF / program output / lldb transcript out.
 # Loaded through the site config that CMake writes into build/lit-tests/.
 import os
+import shutil
 
 import lit.formats
 
@@ -44,3 +45,16 @@ for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-
     config.substitutions.append(
         (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))
     )
+
+# Real Haskell programs (lit-tests/ghc/): GHC 9.0.2 and strobe-ghc from the build tree.
+if shutil.which("ghc"):
+    config.available_features.add("ghc")
+if shutil.which("cabal"):
+    config.available_features.add("cabal")
+config.substitutions.append(("%strobe_ghc", os.path.join(config.strobe_tools_dir, "strobe-ghc")))
+# What an instrumented GHC program links besides libstrobe-rt.a in this build.
+config.substitutions.append(
+    ("%ghc_sanitize_ldflags", "-optl-fsanitize=address,undefined" if config.strobe_sanitize else "")
+)
+# ghc and cabal want a home; the tests give them an empty one of their own where needed.
+config.environment["HOME"] = os.environ.get("HOME", "/tmp")
