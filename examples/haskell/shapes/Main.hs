@@ -1,6 +1,6 @@
 -- shapes: a multi-module Haskell program for strobe-ghc (examples/haskell/README.md):
 -- a type class across modules, Data.Map, IORef, exceptions (throw/catch, error,
--- evaluate) and threads (forkIO, MVar).
+-- evaluate) and threads (forkIO, MVar).  With --fail it ends in an uncaught exception.
 module Main (main) where
 
 import Control.Concurrent (forkIO)
@@ -9,6 +9,7 @@ import Control.Exception
 import Control.Monad (forM, forM_, when)
 import Data.IORef
 import Data.List (foldl')
+import System.Environment (getArgs)
 import qualified Data.Map.Strict as Map
 
 import Shapes.Class
@@ -79,3 +80,7 @@ main = do
     return done
   mapM_ takeMVar dones
   readMVar total >>= \t -> putStrLn ("total: " ++ show t)
+
+  -- `shapes --fail`: an uncaught exception ends the program (GHC's message, status 1).
+  args <- getArgs
+  when ("--fail" `elem` args) $ error ("asked to fail after " ++ show (length shapes) ++ " shapes")
