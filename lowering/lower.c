@@ -43,7 +43,7 @@
 #include "scopes.h"
 #include "strobe/dynstack.h"
 
-/* The pseudo-intrinsics (intrinsics/intrinsics.def), and the tick descriptor whose
+/* The pseudo-intrinsics (abi/intrinsics.def), and the tick descriptor whose
  * layout the runtime defines (StrobeTickDesc): six 32-bit words, then four pointers. */
 enum {
 #define STROBE_INTRINSIC(id, name, rts, nargs, a1, a2) LW_##id,
