@@ -42,9 +42,10 @@
 #include "infotable.h"
 #include "scopes.h"
 #include "strobe/dynstack.h"
+#include "tickdesc_llvm.h"
 
-/* The pseudo-intrinsics (abi/intrinsics.def), and the tick descriptor whose
- * layout the runtime defines (StrobeTickDesc): six 32-bit words, then four pointers. */
+/* The pseudo-intrinsics (abi/intrinsics.def), and the tick descriptor whose fields
+ * abi/tickdesc.def gives (StrobeTickDesc, STROBE_DESC_IDX_*). */
 enum {
 #define STROBE_INTRINSIC(id, name, rts, nargs, a1, a2) LW_##id,
 #include "intrinsics.def"
@@ -58,18 +59,13 @@ static const struct { const char *name; unsigned nargs; bool desc; } intrinsics[
 #include "intrinsics.def"
 #undef STROBE_INTRINSIC
 };
-_Static_assert(offsetof(StrobeTickDesc, function) == 24 && offsetof(StrobeTickDesc, file) == 32 &&
-                   offsetof(StrobeTickDesc, code) == 40 && offsetof(StrobeTickDesc, parent) == 48 &&
-                   sizeof(StrobeTickDesc) == 56,
-               "the lowering emits StrobeTickDesc as { i32 x 6, ptr, ptr, ptr, ptr }");
-enum { DESC_FIELDS = 10, DESC_FLAGS = 5, DESC_PARENT = 9 };
 
 /* A tick descriptor of the module; its initializer is set at the end (lw_finish), when
  * every descriptor is known and its parent can be found. */
 typedef struct Desc Desc;
 struct Desc {
   LLVMValueRef g;
-  LLVMValueRef fields[DESC_FIELDS];
+  LLVMValueRef fields[STROBE_DESC_NFIELDS];
   LLVMValueRef function, file; /* the string constants, one per text */
   uint32_t line1, col1, line2, col2;
   Desc *parent; /* set by set_parents */
@@ -581,13 +577,17 @@ static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   if (strmap_get(&L->descs, key, &i)) return L->desc.v[i].g;
   Desc d = {.function = string_const(L, F->pi->function), .file = string_const(L, n->file),
             .line1 = n->line1, .col1 = n->col1, .line2 = n->line2, .col2 = n->col2};
-  LLVMValueRef f[DESC_FIELDS] = {
-      LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0), LLVMConstInt(L->i32, n->line1, 0),
-      LLVMConstInt(L->i32, n->col1, 0), LLVMConstInt(L->i32, n->line2, 0),
-      LLVMConstInt(L->i32, n->col2, 0), LLVMConstInt(L->i32, 0, 0), /* flags: set_parents */
-      d.function, d.file,
-      F->fn, /* the code: its function, whose lines the tick's are among */
-      LLVMConstPointerNull(L->ptr), /* the parent: set by set_parents */
+  LLVMValueRef f[STROBE_DESC_NFIELDS] = {
+      [STROBE_DESC_IDX_KIND] = LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0),
+      [STROBE_DESC_IDX_LINE1] = LLVMConstInt(L->i32, n->line1, 0),
+      [STROBE_DESC_IDX_COL1] = LLVMConstInt(L->i32, n->col1, 0),
+      [STROBE_DESC_IDX_LINE2] = LLVMConstInt(L->i32, n->line2, 0),
+      [STROBE_DESC_IDX_COL2] = LLVMConstInt(L->i32, n->col2, 0),
+      [STROBE_DESC_IDX_FLAGS] = LLVMConstInt(L->i32, 0, 0), /* set_parents */
+      [STROBE_DESC_IDX_FUNCTION] = d.function,
+      [STROBE_DESC_IDX_FILE] = d.file,
+      [STROBE_DESC_IDX_CODE] = F->fn, /* its function, whose lines the tick's are among */
+      [STROBE_DESC_IDX_PARENT] = LLVMConstPointerNull(L->ptr), /* set by set_parents */
   };
   memcpy(d.fields, f, sizeof f);
   d.g = LLVMAddGlobal(L->m, L->desc_type, ".strobe.tick");
@@ -641,9 +641,9 @@ static void set_parents(Lowering *L) {
       while (p && p != e) p = p->parent;
       nested = p == e;
     }
-    d->fields[DESC_FLAGS] = LLVMConstInt(L->i32, nested ? STROBE_DESC_NESTED : 0, 0);
-    if (d->parent) d->fields[DESC_PARENT] = d->parent->g;
-    LLVMSetInitializer(d->g, LLVMConstNamedStruct(L->desc_type, d->fields, DESC_FIELDS));
+    d->fields[STROBE_DESC_IDX_FLAGS] = LLVMConstInt(L->i32, nested ? STROBE_DESC_NESTED : 0, 0);
+    if (d->parent) d->fields[STROBE_DESC_IDX_PARENT] = d->parent->g;
+    LLVMSetInitializer(d->g, LLVMConstNamedStruct(L->desc_type, d->fields, STROBE_DESC_NFIELDS));
   }
 }
 
@@ -1322,10 +1322,7 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   LLVMTypeRef params[NPARAMS];
   for (int s = 0; s < NPARAMS; s++) params[s] = param_type(L, s);
   L->fn_type = LLVMFunctionType(L->void_t, params, NPARAMS, 0);
-  LLVMTypeRef desc_fields[DESC_FIELDS] = {L->i32, L->i32, L->i32, L->i32, L->i32,
-                                          L->i32, L->ptr, L->ptr, L->ptr, L->ptr};
-  L->desc_type = LLVMStructCreateNamed(ctx, "StrobeTickDesc");
-  LLVMStructSetBody(L->desc_type, desc_fields, DESC_FIELDS, 0);
+  L->desc_type = strobe_desc_llvm_type(ctx);
   /* The compile unit names the module; relative note files resolve from the cwd. */
   char cwd[4096];
   L->dw = dw_new(L->m, o->dwarf_haskell, module_name, getcwd(cwd, sizeof cwd) ? cwd : ".");

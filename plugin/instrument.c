@@ -61,6 +61,7 @@
 #include <llvm-c/DebugInfo.h>
 
 #include "strobe/dynstack.h"
+#include "tickdesc_llvm.h"
 
 /* ---- errors --------------------------------------------------------------------- */
 
@@ -585,18 +586,15 @@ static LLVMValueRef entry_at(Pass *p, LLVMValueRef e, long n, const char *name) 
  * in chain[0..], nearest first; -1 if it is not known (desc not a constant, not NESTED,
  * or the chain longer than max). */
 static int parent_chain(LLVMValueRef desc, LLVMValueRef *chain, int max) {
-  enum { FLAGS = 5, PARENT = 9 }; /* StrobeTickDesc's fields, as the lowering emits them */
-  _Static_assert(offsetof(StrobeTickDesc, flags) == 5 * 4 && offsetof(StrobeTickDesc, parent) == 48,
-                 "StrobeTickDesc is { i32 x 6, ptr, ptr, ptr, ptr }");
   int n = 0;
   for (LLVMValueRef d = desc; d; n++) {
     if (!LLVMIsAGlobalVariable(d) || !LLVMIsGlobalConstant(d)) return -1;
     LLVMValueRef init = LLVMGetInitializer(d);
-    if (!init || !LLVMIsAConstantStruct(init) || LLVMGetNumOperands(init) != PARENT + 1) return -1;
-    LLVMValueRef flags = LLVMGetOperand(init, FLAGS);
+    if (!init || !LLVMIsAConstantStruct(init) || LLVMGetNumOperands(init) != STROBE_DESC_NFIELDS) return -1;
+    LLVMValueRef flags = LLVMGetOperand(init, STROBE_DESC_IDX_FLAGS);
     if (d == desc && (!LLVMIsAConstantInt(flags) || !(LLVMConstIntGetZExtValue(flags) & STROBE_DESC_NESTED)))
       return -1;
-    LLVMValueRef parent = LLVMGetOperand(init, PARENT);
+    LLVMValueRef parent = LLVMGetOperand(init, STROBE_DESC_IDX_PARENT);
     if (LLVMIsNull(parent)) break;
     if (n == max) return -1;
     chain[n] = parent;

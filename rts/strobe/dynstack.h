@@ -36,7 +36,7 @@ extern "C" {
 /* ==== 1. Tick descriptors ============================================================
 
    One per Haskell function and source note, emitted by the lowering as a constant
-   (LLVM type { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr }, `align 8`) in the section
+   (the LLVM struct of abi/tickdesc_llvm.h, `align 8`) in the section
    STROBE_TICK_SECTION.  The runtime compares descriptors by address and by content,
    never writes them, and enumerates them through the linker's __start_/__stop_
    symbols of that section (strobe_tick_descs), so the section MUST hold descriptors
@@ -66,33 +66,17 @@ enum {
   STROBE_DESC_NESTED = 1u << 0,
 };
 
+/* The fields, one row each, are those of tickdesc.def (with what each holds). */
 typedef struct StrobeTickDesc {
-  uint32_t kind;              /*  0: a StrobeTickKind; readers skip kinds they do not know */
-  uint32_t line1, col1;       /*  4: where the span starts */
-  uint32_t line2, col2;       /* 12: where it ends (col2 inclusive, as printed) */
-  uint32_t flags;             /* 20: STROBE_DESC_* */
-  const char *function;       /* 24: the Haskell name of the function, `Main.fact`; its
-                                     continuations and thunks carry the same name, so
-                                     that the siblings rule (tick) sees one function */
-  const char *file;           /* 32: the source file, `Fact.hs` */
-  const void *code;           /* 40: an address in the code whose line-table row is
-                                     the tick's line (for a debugger), or NULL */
-  const struct StrobeTickDesc *parent; /* 48: the descriptor of the smallest span of the
-                                     same function and file that strictly contains this
-                                     one, if the module has one, else NULL: a hint for
-                                     the inline tick (rules 2b, 2c), never needed */
+#define STROBE_DESC_FIELD(id, name, ctype, llvm, offset) ctype name;
+#include "tickdesc.def"
+#undef STROBE_DESC_FIELD
 } StrobeTickDesc;
 
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, kind) == 0, "StrobeTickDesc.kind");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, line1) == 4, "StrobeTickDesc.line1");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, col1) == 8, "StrobeTickDesc.col1");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, line2) == 12, "StrobeTickDesc.line2");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, col2) == 16, "StrobeTickDesc.col2");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, flags) == 20, "StrobeTickDesc.flags");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, function) == 24, "StrobeTickDesc.function");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, file) == 32, "StrobeTickDesc.file");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, code) == 40, "StrobeTickDesc.code");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, parent) == 48, "StrobeTickDesc.parent");
+#define STROBE_DESC_FIELD(id, name, ctype, llvm, offset)                                 \
+  STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, name) == (offset), "StrobeTickDesc." #name);
+#include "tickdesc.def"
+#undef STROBE_DESC_FIELD
 STROBE_STATIC_ASSERT(sizeof(StrobeTickDesc) == 56, "StrobeTickDesc is 56 bytes");
 
 /* The descriptors of the STROBE_TICK_SECTION of the module that links libstrobe-rt
