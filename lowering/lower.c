@@ -42,6 +42,7 @@
 #include "infotable.h"
 #include "scopes.h"
 #include "strobe/dynstack.h"
+#include "attributes.h"
 #include "tickdesc_llvm.h"
 
 /* The pseudo-intrinsics (abi/intrinsics.def), and the tick descriptor whose fields
@@ -1133,7 +1134,8 @@ static void function(Lowering *L, const CmmProc *p, const ProcInfo *pi, const Sc
   const CmmInfoTable *it = table_of(p, k);
   const char *name = k == 0 ? pi->name : arena_printf(L->a, "%s.%s", pi->name, p->blocks[k].label);
   LLVMAddAttributeAtIndex(F.fn, LLVMAttributeFunctionIndex,
-                          LLVMCreateStringAttribute(L->ctx, "strobe-name", 11, name, strlen(name)));
+                          LLVMCreateStringAttribute(L->ctx, STROBE_ATTR_NAME, STROBE_ATTR_LEN(STROBE_ATTR_NAME),
+                                                    name, strlen(name)));
   dw_function(L->dw, &F.dwf, F.fn, name, LLVMGetLinkage(F.fn) == LLVMInternalLinkage,
               scopes_block_node(tree, decl, k), L->a);
   if (it) prefix_data(L, p, it, F.fn);

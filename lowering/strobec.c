@@ -278,8 +278,8 @@ static bool compile(const Options *o) {
     char *name = sp_function_name(f);
     if (name && sp_selected(&o->instrument, name))
       LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                              LLVMCreateStringAttribute(ctx, SP_ATTR_INSTRUMENT,
-                                                        sizeof SP_ATTR_INSTRUMENT - 1, "", 0));
+                              LLVMCreateStringAttribute(ctx, STROBE_ATTR_INSTRUMENT,
+                                                        STROBE_ATTR_LEN(STROBE_ATTR_INSTRUMENT), "", 0));
     free(name);
   }
   bool code = o->kind == EMIT_KIND_OBJ || o->kind == EMIT_KIND_ASM;

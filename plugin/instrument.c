@@ -256,7 +256,7 @@ static char *subprogram_name(LLVMValueRef f) {
 }
 
 char *sp_function_name(LLVMValueRef f) {
-  LLVMAttributeRef a = string_attribute(f, SP_ATTR_NAME);
+  LLVMAttributeRef a = string_attribute(f, STROBE_ATTR_NAME);
   if (a) {
     unsigned len;
     const char *v = LLVMGetStringAttributeValue(a, &len);
@@ -275,7 +275,7 @@ bool sp_function_instrumented(LLVMValueRef f, const SpOptions *o) {
   if (name && sp_excluded(o, name))
     yes = false;
   else
-    yes = string_attribute(f, SP_ATTR_INSTRUMENT) || (name && sp_selected(o, name));
+    yes = string_attribute(f, STROBE_ATTR_INSTRUMENT) || (name && sp_selected(o, name));
   free(name);
   return yes;
 }
