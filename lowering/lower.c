@@ -43,7 +43,7 @@
 #include "scopes.h"
 #include "strobe/dynstack.h"
 #include "attributes.h"
-#include "tickdesc_llvm.h"
+#include "llvm_types.h"
 
 /* The pseudo-intrinsics (abi/intrinsics.def), and the tick descriptor whose fields
  * abi/tickdesc.def gives (StrobeTickDesc, STROBE_DESC_IDX_*). */

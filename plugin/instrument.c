@@ -61,7 +61,7 @@
 #include <llvm-c/DebugInfo.h>
 
 #include "strobe/dynstack.h"
-#include "tickdesc_llvm.h"
+#include "llvm_types.h"
 
 /* ---- errors --------------------------------------------------------------------- */
 
@@ -427,10 +427,7 @@ static LLVMValueRef get_slow_path(Pass *p, SpIntrinsicId id) {
 /* The address of this thread's head, computed at the builder. */
 static LLVMValueRef head_address(Pass *p) {
   if (!p->head) {
-    LLVMTypeRef fields[] = {p->ptr, p->ptr, p->word, p->ptr, p->ptr};
-    LLVMTypeRef t = LLVMStructTypeInContext(p->ctx, fields, 5, 0);
-    _Static_assert(sizeof(StrobeDynStackHead) == 5 * 8, "the head is 5 words");
-    p->head = LLVMAddGlobal(p->m, t, STROBE_DYNSTACK_HEAD_NAME);
+    p->head = LLVMAddGlobal(p->m, strobe_head_llvm_type(p->ctx), STROBE_DYNSTACK_HEAD_NAME);
     LLVMSetLinkage(p->head, LLVMExternalLinkage);
     LLVMSetThreadLocal(p->head, 1);
     LLVMSetThreadLocalMode(p->head, LLVMInitialExecTLSModel);
