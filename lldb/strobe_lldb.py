@@ -26,7 +26,7 @@ The file reads top-down as the data flows:
   5. StrobeFrameProvider
   6. Commands, and loading
 
-Facts about lldb 22.1.8 that shaped it (DESIGN.md section 10): dict frames
+Facts about lldb 22.1.8 that shaped it (docs/design.md, "lldb"): dict frames
 ({"idx", "pc"}) work live and on cores, ScriptedFrame objects crash lldb on register
 access; calling SBThread's frame APIs from inside a provider aborts lldb, so the
 provider looks only at the SBFrameList it is given; an exception inside a provider

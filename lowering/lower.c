@@ -1,4 +1,4 @@
-/* lower.c — Cmm procedures and data to LLVM IR (DESIGN.md §6).
+/* lower.c — Cmm procedures and data to LLVM IR (docs/design.md, "Lowering").
  *
  * The model, GHC's own LLVM backend's with two differences (proc-point splitting of
  * native-code dumps, and musttail):

@@ -1,4 +1,4 @@
-/* lower.h — Cmm to LLVM IR with Haskell debug info (DESIGN.md §5–§6).
+/* lower.h — Cmm to LLVM IR with Haskell debug info (docs/design.md, "Lowering").
  *
  *   symbols.c   labels to object symbols (z-encoding) and to Haskell names
  *   lower.c     procs to ghccc functions, split at proc points; data to globals;

@@ -1,4 +1,5 @@
-/* scopes.c — tick-scope analysis (DESIGN.md §5, after GHC.Cmm.DebugBlock).
+/* scopes.c — tick-scope analysis (docs/design.md, "Tick scopes and source notes";
+ * after GHC.Cmm.DebugBlock).
  *
  * The approach, per group (one dump section):
  *

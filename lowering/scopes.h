@@ -5,7 +5,8 @@
  * of all nested scopes, and scopes cross proc boundaries (a thunk's blocks sit under the
  * scope of the binding that allocated it).  scopes_build turns one group (one dump
  * section) into a tree of ScopeNodes, each with the blocks and notes it owns and the one
- * note a debugger should show for it (DESIGN.md §5, after GHC.Cmm.DebugBlock).
+ * note a debugger should show for it (docs/design.md, "Tick scopes and
+ * source notes", after GHC.Cmm.DebugBlock).
  *
  * Everything a ScopeTree holds lives in the arena passed to scopes_build; the IR it
  * points into (blocks, notes, labels) must outlive it.

@@ -1,4 +1,4 @@
-/* instrument.h — the strobe-instrument pass, its C core (DESIGN.md §7, §8).
+/* instrument.h — the strobe-instrument pass, its C core (docs/design.md, "The plugin").
  *
  * The lowering calls the pseudo-intrinsics of intrinsics.def (strobe.tick, strobe.pop,
  * strobe.ret) in every function.  This pass decides per function whether it is

@@ -1,5 +1,5 @@
 /* strobe/dynstack.h — the dynamic stack: what instrumented code and debuggers see of
- * libstrobe-rt (DESIGN.md §7–§9).
+ * libstrobe-rt (docs/design.md, "The dynamic stack").
  *
  * Per thread, the runtime keeps a bounded stack of entries {tick descriptor, watermark},
  * the chain of source expressions the thread is inside.  Instrumented code changes it
@@ -224,7 +224,7 @@ extern StrobeRegistry strobe_registry;
 
    The slow paths are declared from intrinsics.def: each row's RTS_ENTRY, returning
    void, with one parameter per argument kind (STROBE_ARG_<KIND>).  Each implements
-   its whole rule (DESIGN §9), so calling it where the fast path would not is always
+   its whole rule (docs/design.md), so calling it where the fast path would not is always
    correct, only slower:
 
    strobe_tick(desc, sp)
@@ -407,7 +407,7 @@ static inline void strobe_ret_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 
 int strobe_dynstack_dump(int fd);
 
 /* The same, leaving out the entries that a live Cmm Sp shows stale (wm < sp), as a
- * reader that knows the current Sp does (DESIGN §9); sp 0 leaves out nothing. */
+ * reader that knows the current Sp does (docs/design.md); sp 0 leaves out nothing. */
 int strobe_dynstack_dump_at(int fd, uintptr_t sp);
 
 /* Totals over all threads, live and exited: the rows of abi/stats.def. */
