@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # instrument-overhead.sh [PROGRAM...] — what the dynamic-stack instrumentation costs
-# (issue 4, item 6; DESIGN.md §7-§9).
+# (issue 4, item 6; docs/design.md, "The dynamic stack").
 #
 # For each bench program bench/instrument/<p>/<p>.cmm (default: all of them) it builds
 # four variants at -O2 and links them with libstrobe-rt:

@@ -53,7 +53,7 @@ echo "lldb-bt.sh: bt with $depth dynamic-stack entries ($("$lldb" --version | he
 for run in 1 2 3; do
   echo "run $run:"
   DEEP_DEPTH=$depth STROBE_OPTIONS=capacity=$((2 * depth)) "$lldb" -x -b \
-    -o "command script import $root/lldb/strobe_lldb.py" \
+    -o "command script import $build/lldb/strobe_lldb.py" \
     -o "command script import $tmp/timed.py" \
     -o 'b Deep.hs:5' -o run -o 'timed bt' -o 'timed bt' -o 'timed strobe bt' -o kill \
     "$tmp/deep" < /dev/null 2>&1 | sed -n 's/^\(bt\|strobe bt\) /  &/p'

@@ -18,7 +18,7 @@ from a live process or a core file:
     tick descriptors an executable carries (no process needed).
 
 The file reads top-down as the data flows:
-  1. Registry     every layout this module knows, and nothing else (version 2)
+  1. Registry     every layout this module knows (from strobe_abi.py), and nothing else
   2. Descriptors  tick descriptors and their strings, cached; an address on each
                   tick's line
   3. Snapshots    one stop's view of every thread's stack; Cmm frames and the live Sp
@@ -26,7 +26,7 @@ The file reads top-down as the data flows:
   5. StrobeFrameProvider
   6. Commands, and loading
 
-Facts about lldb 22.1.8 that shaped it (DESIGN.md section 10): dict frames
+Facts about lldb 22.1.8 that shaped it (docs/design.md, "lldb"): dict frames
 ({"idx", "pc"}) work live and on cores, ScriptedFrame objects crash lldb on register
 access; calling SBThread's frame APIs from inside a provider aborts lldb, so the
 provider looks only at the SBFrameList it is given; an exception inside a provider
@@ -35,6 +35,8 @@ machine frames.
 """
 
 import fnmatch
+import importlib.util
+import os
 import shlex
 import struct
 import sys
@@ -46,52 +48,85 @@ from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
 
 # ==== 1. The registry ================================================================
 #
-# Everything this module knows about the runtime's layouts is in this section: the
-# offsets below are those that rts/strobe/dynstack.h pins with _Static_assert and
-# docs/registry.md documents.  x86-64, little-endian.
+# Every layout this module knows comes from strobe_abi.py, beside this file: the build
+# generates it from the runtime's header (lldb/strobe_abi_gen.c: sizeof and offsetof on
+# the structs that rts/strobe/dynstack.h expands from abi/), and installs it with this
+# module.  docs/registry.md documents the layouts.  x86-64, little-endian.
+
+def _load_abi():
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "strobe_abi.py")
+    if not os.path.exists(path):
+        raise ImportError("strobe: %s is missing: import the strobe_lldb.py of a build "
+                          "tree (build/lldb/) or of an installation "
+                          "(share/strobe/lldb/), which has it beside it" % path)
+    spec = importlib.util.spec_from_file_location("strobe_abi", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+abi = _load_abi()
+
 
 class RegistryError(Exception):
     """The registry cannot be read, or is not a layout this module knows."""
 
 
-Counters = namedtuple("Counters", "ticks slow_ticks slow_pops slow_rets drops tail_drops")
-Header = namedtuple("Header", "threads generation nthreads nexited capacity tail_limit "
-                              "flags exited")
-Thread = namedtuple("Thread", "addr next tid head entries capacity tail_limit busy "
-                              "dropped dropped_wm counters")
-Head = namedtuple("Head", "top limit ticks base stack")
-Entry = namedtuple("Entry", "desc wm repeats flags elided")
-Desc = namedtuple("Desc", "addr kind line1 col1 line2 col2 function file code")
+class Layout:
+    """One record of strobe_abi.LAYOUTS: its size, and its fields unpacked into a
+    namedtuple (a field that is a record itself into that record's namedtuple)."""
+
+    def __init__(self, name):
+        self.size, fields = abi.LAYOUTS[name]
+        self.names = [f[0] for f in fields]
+        self.tuple = namedtuple(name, self.names)
+        self.nested = []  # per field: its Layout, or None
+        fmt, at = "<", 0
+        for field, offset, size, record in fields:
+            fmt += "%dx" % (offset - at) if offset > at else ""
+            if record is None:
+                fmt += {4: "I", 8: "Q"}[size]
+                self.nested.append(None)
+            else:
+                fmt += "%ds" % size
+                self.nested.append(Layout(record))
+            at = offset + size
+        fmt += "%dx" % (self.size - at) if self.size > at else ""
+        self.struct = struct.Struct(fmt)
+        assert self.struct.size == self.size, name
+        self.flat = all(n is None for n in self.nested)
+
+    def unpack(self, raw):
+        values = self.struct.unpack(raw)
+        if not self.flat:
+            values = [v if n is None else n.unpack(v) for v, n in zip(values, self.nested)]
+        return self.tuple(*values)
+
+    def iter_unpack(self, raw):
+        assert self.flat
+        return map(self.tuple._make, self.struct.iter_unpack(raw))
 
 
 class Registry:
-    """Reads `strobe_registry`, version 2, and the structures it points to."""
+    """Reads `strobe_registry`, of the version strobe_abi.py describes, and the
+    structures it points to."""
 
-    SYMBOL = "strobe_registry"
-    MAGIC = 0x42525453  # the bytes "STRB"
-    VERSION = 2
+    SYMBOL = abi.REGISTRY_SYMBOL
+    MAGIC = abi.REGISTRY_MAGIC
+    VERSION = abi.REGISTRY_VERSION
 
-    # StrobeRegistry: the header.  Its first six words say which layout follows.
-    HEADER_SIZE = 120
-    HEADER = struct.Struct("<6I QQQQ IIII 6Q")  # magic .. desc_size, threads .., exited
-    # StrobeThreadStack: one per thread, on the list from `threads` through `next`.
-    THREAD_SIZE = 112
-    THREAD = struct.Struct("<QQQQ IIII QQ 6Q")  # next tid head entries capacity
-    #                                             tail_limit busy reserved dropped
-    #                                             dropped_wm counters
-    # StrobeDynStackHead: a thread's top of stack, in its thread-local storage.
-    HEAD_SIZE = 40
-    HEAD = struct.Struct("<QQQQQ")  # top limit ticks base stack
-    # StrobeEntry: entries[0] is the oldest live one, top the newest.
-    ENTRY_SIZE = 32
-    ENTRY = struct.Struct("<QQQII")  # desc wm repeats flags elided
-    ENTRY_TAIL = 1  # flags: this expression tail-called the entry above it
-    # StrobeTickDesc: constant, emitted by the lowering in section strobe_ticks.
-    DESC_SIZE = 56
-    DESC = struct.Struct("<6I QQQQ")  # kind line1 col1 line2 col2 reserved
-    #                                   function file code parent
-    DESC_SECTION = "strobe_ticks"
-    KIND_SOURCE_NOTE = 1
+    HEADER = Layout("StrobeRegistry")      # the registry itself, its first six words
+    #                                        saying which layout follows
+    THREAD = Layout("StrobeThreadStack")   # one per thread, on the list from `threads`
+    HEAD = Layout("StrobeDynStackHead")    # a thread's top of stack, in its TLS
+    ENTRY = Layout("StrobeEntry")          # entries[0] the oldest live one, top newest
+    DESC = Layout("StrobeTickDesc")        # constant, in section TICK_SECTION
+    HEADER_SIZE, THREAD_SIZE, HEAD_SIZE = HEADER.size, THREAD.size, HEAD.size
+    ENTRY_SIZE, DESC_SIZE = ENTRY.size, DESC.size
+    ENTRY_TAIL = abi.ENTRY_TAIL            # flags: it tail-called the entry above it
+    DESC_SECTION = abi.TICK_SECTION
+    KIND_SOURCE_NOTE = abi.TICK_SOURCE_NOTE
 
     def __init__(self, memory, addr):
         self.memory = memory  # a Memory: reads of the process, or its files
@@ -112,49 +147,44 @@ class Registry:
         return None
 
     def header(self):
-        """The header, after checking that it is version 2 with the sizes above."""
+        """The header, after checking that it has this module's version and sizes."""
         raw = self.memory.read(self.addr, self.HEADER_SIZE)
         if raw is None:
             raise RegistryError("cannot read strobe_registry at 0x%x" % self.addr)
-        f = self.HEADER.unpack(raw)
-        magic, version, header_size, thread_size, entry_size, desc_size = f[:6]
-        if magic != self.MAGIC:
+        h = self.HEADER.unpack(raw)
+        if h.magic != self.MAGIC:
             raise RegistryError("strobe_registry at 0x%x has magic 0x%x, not 0x%x"
-                                % (self.addr, magic, self.MAGIC))
+                                % (self.addr, h.magic, self.MAGIC))
         expected = (self.VERSION, self.HEADER_SIZE, self.THREAD_SIZE, self.ENTRY_SIZE,
                     self.DESC_SIZE)
-        found = (version, header_size, thread_size, entry_size, desc_size)
-        head_size = f[13]
-        if found != expected or head_size != self.HEAD_SIZE:
+        found = (h.version, h.header_size, h.thread_size, h.entry_size, h.desc_size)
+        if found != expected or h.head_size != self.HEAD_SIZE:
             raise RegistryError(
                 "the program's strobe_registry is version %d (sizes %d/%d/%d/%d, head %d);"
                 " this module reads version %d (sizes %d/%d/%d/%d, head %d): use the "
                 "strobe_lldb.py of the strobe that built the program"
-                % (found + (head_size,) + expected + (self.HEAD_SIZE,)))
-        return Header(threads=f[6], generation=f[7], nthreads=f[8], nexited=f[9],
-                      capacity=f[10], tail_limit=f[11], flags=f[12],
-                      exited=Counters(*f[14:20]))
+                % (found + (h.head_size,) + expected + (self.HEAD_SIZE,)))
+        return h
 
     def threads(self, header):
-        """The thread records on the list, newest first.  The walk is bounded, since
-        a process stopped while the list changed (odd generation) may show it torn."""
+        """The thread records on the list, newest first, each with its address
+        (`addr`).  The walk is bounded, since a process stopped while the list
+        changed (odd generation) may show it torn."""
         out, seen, addr = [], set(), header.threads
         while addr and addr not in seen and len(out) <= header.nthreads:
             raw = self.memory.read(addr, self.THREAD_SIZE)
             if raw is None:
                 break
-            f = self.THREAD.unpack(raw)
+            t = self.THREAD.unpack(raw)
             seen.add(addr)
-            out.append(Thread(addr, next=f[0], tid=f[1], head=f[2], entries=f[3],
-                              capacity=f[4], tail_limit=f[5], busy=f[6], dropped=f[8],
-                              dropped_wm=f[9], counters=Counters(*f[10:16])))
-            addr = f[0]
+            out.append(Thread(addr, *t))
+            addr = t.next
         return out
 
     def head(self, thread):
         """The thread's head, or None if it cannot be read."""
         raw = self.memory.read(thread.head, self.HEAD_SIZE) if thread.head else None
-        return Head(*self.HEAD.unpack(raw)) if raw else None
+        return self.HEAD.unpack(raw) if raw else None
 
     def entries(self, thread, head):
         """The thread's live entries, oldest first, in one read: entries[0] up to the
@@ -169,33 +199,31 @@ class Registry:
         if raw is None:
             raise RegistryError("thread %d: cannot read its %d entries at 0x%x"
                                 % (thread.tid, depth, thread.entries))
-        return [Entry(*e) for e in self.ENTRY.iter_unpack(raw)]
+        return list(self.ENTRY.iter_unpack(raw))
 
     @classmethod
     def desc(cls, addr, raw):
-        """A descriptor from its bytes; its strings are still addresses."""
-        kind, line1, col1, line2, col2, _, function, file, code, _ = cls.DESC.unpack(raw)
-        return Desc(addr, kind, line1, col1, line2, col2, function, file, code)
+        """A descriptor from its bytes (None: unreadable, all 0); its strings are
+        still addresses."""
+        fields = cls.DESC.unpack(raw) if raw is not None else [0] * len(cls.DESC.names)
+        return Desc(addr, *fields)
 
     @staticmethod
     def stats(header, threads, heads):
-        """(name, value, help) rows for `strobe stats`, those of the runtime's own
-        statistics (STROBE_STATS in dynstack.h): the exited threads' counters plus
-        every live one's; a live thread counts its ticks in its head."""
-        live = [t.counters for t in threads]
-        total = [header.exited[i] + sum(c[i] for c in live) for i in range(6)]
-        ticks = total[0] + sum(h.ticks for h in heads if h)
-        c = Counters(*total)
-        return [
-            ("ticks", ticks, "ticks executed"),
-            ("slow_ticks", c.slow_ticks, "ticks that took the slow path (strobe_tick)"),
-            ("slow_pops", c.slow_pops, "pops that took the slow path (strobe_pop)"),
-            ("slow_rets", c.slow_rets, "rets that took the slow path (strobe_ret)"),
-            ("drops", c.drops, "entries dropped because a stack was full"),
-            ("tail_drops", c.tail_drops, "tail calls elided by tail_limit"),
-            ("threads", header.nthreads + header.nexited,
-             "threads that used the dynamic stack"),
-        ]
+        """(name, value, help) rows for `strobe stats`, the runtime's own statistics
+        (abi/stats.def, in its order): each the counter of its name, the exited
+        threads' plus every live one's (a live thread counts its ticks in its head),
+        but `threads`, the live and exited threads."""
+        def total(name):
+            n = getattr(header.exited, name) + sum(getattr(t.counters, name) for t in threads)
+            return n + sum(h.ticks for h in heads if h) if name == "ticks" else n
+        return [(name, header.nthreads + header.nexited if name == "threads" else total(name),
+                 help) for name, help in abi.STATS]
+
+
+# A thread's record and a descriptor, each with its address first.
+Thread = namedtuple("Thread", ["addr"] + Registry.THREAD.names)
+Desc = namedtuple("Desc", ["addr"] + Registry.DESC.names)
 
 
 # ==== 2. Memory and descriptors ======================================================
@@ -265,7 +293,7 @@ class Descriptors:
         if d is None:
             raw = self.memory.read(addr, Registry.DESC_SIZE) if addr else None
             if raw is None:
-                d = Desc(addr, 0, 0, 0, 0, 0, None, None, 0)
+                d = Registry.desc(addr, None)._replace(function=None, file=None)
             else:
                 d = Registry.desc(addr, raw)
                 d = d._replace(function=self.string(d.function), file=self.string(d.file))

@@ -1,4 +1,5 @@
-/* debuginfo.c — Haskell source locations as DWARF (DESIGN.md §5).
+/* debuginfo.c — Haskell source locations as DWARF (docs/design.md, "Tick scopes and
+ * source notes").
  *
  * Note [DWARF language]: the compile unit says C unless --dwarf-language=haskell.  lldb
  * 22 has no type system for DW_LANG_Haskell: it makes no Function objects for such

@@ -1,4 +1,5 @@
-/* debuginfo.h — Haskell source locations as DWARF (DESIGN.md §5).
+/* debuginfo.h — Haskell source locations as DWARF (docs/design.md, "Tick scopes and
+ * source notes").
  *
  * One compile unit per module; per LLVM function a DISubprogram named with the Haskell
  * name and placed at its entry scope's best note; a DILexicalBlock per scope-tree node

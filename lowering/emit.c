@@ -26,12 +26,12 @@
 
 /* Note [ghccc and the frame pointer]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * The ghccc convention pins Sp to rbp (DESIGN.md §3).  A function that keeps a frame
- * pointer makes rbp the frame pointer: its prologue pushes rbp and moves rsp into it,
- * and llc does so without a word, so Sp is gone from the first instruction on.  This
- * happens with "frame-pointer"="all", and also with "non-leaf" (and LLVM 22's
- * "non-leaf-no-reserve") as soon as the function calls something, which a foreign
- * call does.  Only "none" and "reserved" keep rbp an argument.  Nothing here adds the
+ * The ghccc convention pins Sp to rbp (docs/lowering.md, "Functions").  A function that
+ * keeps a frame pointer makes rbp the frame pointer: its prologue pushes rbp and moves
+ * rsp into it, and llc does so without a word, so Sp is gone from the first instruction
+ * on.  This happens with "frame-pointer"="all", and also with "non-leaf" (and LLVM 22's
+ * "non-leaf-no-reserve") as soon as the function calls something, which a foreign call
+ * does.  Only "none" and "reserved" keep rbp an argument.  Nothing here adds the
  * attribute (LLVM's pipelines do not, only clang's front end does), and
  * emit_prepare_module refuses a ghccc function that carries any other value, rather
  * than let the code generator miscompile it.  A dynamic alloca also forces a frame

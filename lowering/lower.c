@@ -534,7 +534,8 @@ static void function(Lowering *L, const CmmProc *p, const ProcInfo *pi, const Sc
   const CmmInfoTable *it = table_of(p, k);
   const char *name = k == 0 ? pi->name : arena_printf(L->a, "%s.%s", pi->name, p->blocks[k].label);
   LLVMAddAttributeAtIndex(F.fn, LLVMAttributeFunctionIndex,
-                          LLVMCreateStringAttribute(L->ctx, "strobe-name", 11, name, strlen(name)));
+                          LLVMCreateStringAttribute(L->ctx, STROBE_ATTR_NAME, STROBE_ATTR_LEN(STROBE_ATTR_NAME),
+                                                    name, strlen(name)));
   dw_function(L->dw, &F.dwf, F.fn, name, LLVMGetLinkage(F.fn) == LLVMInternalLinkage,
               scopes_block_node(tree, decl, k), L->a);
   if (it) lw_prefix_data(L, p, it, F.fn);
@@ -727,10 +728,7 @@ Lowering *lw_new(LLVMContextRef ctx, const char *module_name, const LowerOptions
   LLVMTypeRef params[NPARAMS];
   for (int s = 0; s < NPARAMS; s++) params[s] = lw_param_type(L, s);
   L->fn_type = LLVMFunctionType(L->void_t, params, NPARAMS, 0);
-  LLVMTypeRef desc_fields[DESC_FIELDS] = {L->i32, L->i32, L->i32, L->i32, L->i32,
-                                          L->i32, L->ptr, L->ptr, L->ptr, L->ptr};
-  L->desc_type = LLVMStructCreateNamed(ctx, "StrobeTickDesc");
-  LLVMStructSetBody(L->desc_type, desc_fields, DESC_FIELDS, 0);
+  L->desc_type = strobe_desc_llvm_type(ctx);
   /* The compile unit names the module; relative note files resolve from the cwd. */
   char cwd[4096];
   L->dw = dw_new(L->m, o->dwarf_haskell, o->dwarf_version, module_name, getcwd(cwd, sizeof cwd) ? cwd : ".");

@@ -29,21 +29,17 @@
 #include "scopes.h"
 #include "ticks.h"
 #include "strobe/dynstack.h"
+#include "attributes.h"
+#include "llvm_types.h"
 
-/* The pseudo-intrinsics (intrinsics/intrinsics.def), and the tick descriptor whose
- * layout the runtime defines (StrobeTickDesc): six 32-bit words, then four pointers. */
+/* The pseudo-intrinsics (abi/intrinsics.def), and the tick descriptor whose fields
+ * abi/tickdesc.def gives (StrobeTickDesc, STROBE_DESC_IDX_*). */
 enum {
 #define STROBE_INTRINSIC(id, name, rts, nargs, a1, a2) LW_##id,
 #include "intrinsics.def"
 #undef STROBE_INTRINSIC
   LW_NINTRINSICS
 };
-
-_Static_assert(offsetof(StrobeTickDesc, function) == 24 && offsetof(StrobeTickDesc, file) == 32 &&
-                   offsetof(StrobeTickDesc, code) == 40 && offsetof(StrobeTickDesc, parent) == 48 &&
-                   sizeof(StrobeTickDesc) == 56,
-               "the lowering emits StrobeTickDesc as { i32 x 6, ptr, ptr, ptr, ptr }");
-enum { DESC_FIELDS = 10, DESC_FLAGS = 5, DESC_PARENT = 9 };
 
 
 /* A tick descriptor of the module, the global of the ticks stage's descriptor of the
@@ -52,7 +48,7 @@ enum { DESC_FIELDS = 10, DESC_FLAGS = 5, DESC_PARENT = 9 };
 typedef struct Desc Desc;
 struct Desc {
   LLVMValueRef g;
-  LLVMValueRef fields[DESC_FIELDS];
+  LLVMValueRef fields[STROBE_DESC_NFIELDS];
   LLVMValueRef function, file; /* the string constants, one per text */
 };
 

@@ -50,13 +50,17 @@ static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   if (!made) return L->desc.v[i].g;
   cmm_assert(i == L->desc.n);
   Desc d = {.function = string_const(L, F->pi->function), .file = string_const(L, n->file)};
-  LLVMValueRef f[DESC_FIELDS] = {
-      LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0), LLVMConstInt(L->i32, n->line1, 0),
-      LLVMConstInt(L->i32, n->col1, 0), LLVMConstInt(L->i32, n->line2, 0),
-      LLVMConstInt(L->i32, n->col2, 0), LLVMConstInt(L->i32, 0, 0), /* flags: set_parents */
-      d.function, d.file,
-      F->fn, /* the code: its function, whose lines the tick's are among */
-      LLVMConstPointerNull(L->ptr), /* the parent: set by set_parents */
+  LLVMValueRef f[STROBE_DESC_NFIELDS] = {
+      [STROBE_DESC_IDX_KIND] = LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0),
+      [STROBE_DESC_IDX_LINE1] = LLVMConstInt(L->i32, n->line1, 0),
+      [STROBE_DESC_IDX_COL1] = LLVMConstInt(L->i32, n->col1, 0),
+      [STROBE_DESC_IDX_LINE2] = LLVMConstInt(L->i32, n->line2, 0),
+      [STROBE_DESC_IDX_COL2] = LLVMConstInt(L->i32, n->col2, 0),
+      [STROBE_DESC_IDX_FLAGS] = LLVMConstInt(L->i32, 0, 0), /* lw_set_parents */
+      [STROBE_DESC_IDX_FUNCTION] = d.function,
+      [STROBE_DESC_IDX_FILE] = d.file,
+      [STROBE_DESC_IDX_CODE] = F->fn, /* its function, whose lines the tick's are among */
+      [STROBE_DESC_IDX_PARENT] = LLVMConstPointerNull(L->ptr), /* lw_set_parents */
   };
   memcpy(d.fields, f, sizeof f);
   d.g = LLVMAddGlobal(L->m, L->desc_type, ".strobe.tick");
@@ -75,9 +79,9 @@ void lw_set_parents(Lowering *L) {
   for (uint32_t i = 0; i < L->desc.n; i++) {
     Desc *d = &L->desc.v[i];
     const TkDesc *t = tk_get(L->ticks, i);
-    d->fields[DESC_FLAGS] = LLVMConstInt(L->i32, t->nested ? STROBE_DESC_NESTED : 0, 0);
-    if (t->parent != TK_NO_PARENT) d->fields[DESC_PARENT] = L->desc.v[t->parent].g;
-    LLVMSetInitializer(d->g, LLVMConstNamedStruct(L->desc_type, d->fields, DESC_FIELDS));
+    d->fields[STROBE_DESC_IDX_FLAGS] = LLVMConstInt(L->i32, t->nested ? STROBE_DESC_NESTED : 0, 0);
+    if (t->parent != TK_NO_PARENT) d->fields[STROBE_DESC_IDX_PARENT] = L->desc.v[t->parent].g;
+    LLVMSetInitializer(d->g, LLVMConstNamedStruct(L->desc_type, d->fields, STROBE_DESC_NFIELDS));
   }
 }
 

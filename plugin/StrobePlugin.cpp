@@ -1,6 +1,6 @@
 // StrobePlugin.cpp — registers the module pass strobe-instrument for opt-22
 // (-load-pass-plugin, -passes=strobe-instrument) and clang-22 (-fpass-plugin, at the
-// start of every pipeline).  The work is C: instrument.c (DESIGN.md §8).
+// start of every pipeline).  The work is C: instrument.c (docs/design.md).
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"

@@ -62,6 +62,7 @@
 
 #include "errfmt.h"
 #include "strobe/dynstack.h"
+#include "llvm_types.h"
 
 /* ---- errors --------------------------------------------------------------------- */
 
@@ -242,7 +243,7 @@ static char *subprogram_name(LLVMValueRef f) {
 }
 
 char *sp_function_name(LLVMValueRef f) {
-  LLVMAttributeRef a = string_attribute(f, SP_ATTR_NAME);
+  LLVMAttributeRef a = string_attribute(f, STROBE_ATTR_NAME);
   if (a) {
     unsigned len;
     const char *v = LLVMGetStringAttributeValue(a, &len);
@@ -261,8 +262,8 @@ void sp_mark_selected(LLVMModuleRef m, const SpOptions *o) {
     char *name = sp_function_name(f);
     if (name && sp_selected(o, name))
       LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                              LLVMCreateStringAttribute(ctx, SP_ATTR_INSTRUMENT,
-                                                        sizeof SP_ATTR_INSTRUMENT - 1, "", 0));
+                              LLVMCreateStringAttribute(ctx, STROBE_ATTR_INSTRUMENT,
+                                                        STROBE_ATTR_LEN(STROBE_ATTR_INSTRUMENT), "", 0));
     free(name);
   }
 }
@@ -273,7 +274,7 @@ bool sp_function_instrumented(LLVMValueRef f, const SpOptions *o) {
   if (name && sp_excluded(o, name))
     yes = false;
   else
-    yes = string_attribute(f, SP_ATTR_INSTRUMENT) || (name && sp_selected(o, name));
+    yes = string_attribute(f, STROBE_ATTR_INSTRUMENT) || (name && sp_selected(o, name));
   free(name);
   return yes;
 }
@@ -425,10 +426,7 @@ static LLVMValueRef get_slow_path(Pass *p, SpIntrinsicId id) {
 /* The address of this thread's head, computed at the builder. */
 static LLVMValueRef head_address(Pass *p) {
   if (!p->head) {
-    LLVMTypeRef fields[] = {p->ptr, p->ptr, p->word, p->ptr, p->ptr};
-    LLVMTypeRef t = LLVMStructTypeInContext(p->ctx, fields, 5, 0);
-    _Static_assert(sizeof(StrobeDynStackHead) == 5 * 8, "the head is 5 words");
-    p->head = LLVMAddGlobal(p->m, t, STROBE_DYNSTACK_HEAD_NAME);
+    p->head = LLVMAddGlobal(p->m, strobe_head_llvm_type(p->ctx), STROBE_DYNSTACK_HEAD_NAME);
     LLVMSetLinkage(p->head, LLVMExternalLinkage);
     LLVMSetThreadLocal(p->head, 1);
     LLVMSetThreadLocalMode(p->head, LLVMInitialExecTLSModel);
@@ -584,18 +582,15 @@ static LLVMValueRef entry_at(Pass *p, LLVMValueRef e, long n, const char *name) 
  * in chain[0..], nearest first; -1 if it is not known (desc not a constant, not NESTED,
  * or the chain longer than max). */
 static int parent_chain(LLVMValueRef desc, LLVMValueRef *chain, int max) {
-  enum { FLAGS = 5, PARENT = 9 }; /* StrobeTickDesc's fields, as the lowering emits them */
-  _Static_assert(offsetof(StrobeTickDesc, flags) == 5 * 4 && offsetof(StrobeTickDesc, parent) == 48,
-                 "StrobeTickDesc is { i32 x 6, ptr, ptr, ptr, ptr }");
   int n = 0;
   for (LLVMValueRef d = desc; d; n++) {
     if (!LLVMIsAGlobalVariable(d) || !LLVMIsGlobalConstant(d)) return -1;
     LLVMValueRef init = LLVMGetInitializer(d);
-    if (!init || !LLVMIsAConstantStruct(init) || LLVMGetNumOperands(init) != PARENT + 1) return -1;
-    LLVMValueRef flags = LLVMGetOperand(init, FLAGS);
+    if (!init || !LLVMIsAConstantStruct(init) || LLVMGetNumOperands(init) != STROBE_DESC_NFIELDS) return -1;
+    LLVMValueRef flags = LLVMGetOperand(init, STROBE_DESC_IDX_FLAGS);
     if (d == desc && (!LLVMIsAConstantInt(flags) || !(LLVMConstIntGetZExtValue(flags) & STROBE_DESC_NESTED)))
       return -1;
-    LLVMValueRef parent = LLVMGetOperand(init, PARENT);
+    LLVMValueRef parent = LLVMGetOperand(init, STROBE_DESC_IDX_PARENT);
     if (LLVMIsNull(parent)) break;
     if (n == max) return -1;
     chain[n] = parent;

@@ -1,4 +1,4 @@
-/* instrument.h — the strobe-instrument pass, its C core (DESIGN.md §7, §8).
+/* instrument.h — the strobe-instrument pass, its C core (docs/design.md, "The plugin").
  *
  * The lowering calls the pseudo-intrinsics of intrinsics.def (strobe.tick, strobe.pop,
  * strobe.ret) in every function.  This pass decides per function whether it is
@@ -13,7 +13,7 @@
  * A function is instrumented when its Haskell name is not in a [never] section and
  * either it carries the string attribute "strobe-instrument" (what strobec records) or
  * the options select its name.  Its Haskell name is its string attribute "strobe-name",
- * else its DISubprogram's name, else its LLVM name.
+ * else its DISubprogram's name, else its LLVM name (the attributes: abi/attributes.h).
  *
  * strobec links this file (strobe_plugin_core); StrobePlugin.so wraps it for opt-22 and
  * clang-22.  LLVM-C only; errors come back as malloc'd strings; nothing exits. */
@@ -29,9 +29,8 @@
 extern "C" {
 #endif
 
-/* The attributes the lowering sets and the pass reads. */
-#define SP_ATTR_INSTRUMENT "strobe-instrument"
-#define SP_ATTR_NAME "strobe-name"
+/* The attributes the lowering sets and the pass reads: STROBE_ATTR_*. */
+#include "attributes.h"
 
 /* A growable list of fnmatch(3) patterns on Haskell names (`Main.fact*`). */
 typedef struct SpPatterns {
@@ -79,7 +78,7 @@ bool sp_excluded(const SpOptions *o, const char *haskell_name);
 char *sp_function_name(LLVMValueRef f);
 
 /* Records the choice of o in m: every function whose Haskell name o selects gets the
- * attribute SP_ATTR_INSTRUMENT, so that the pass (here, or opt's plugin reading .ll or
+ * attribute STROBE_ATTR_INSTRUMENT, so that the pass (here, or opt's plugin reading .ll or
  * .bc) instruments it without being given o. */
 void sp_mark_selected(LLVMModuleRef m, const SpOptions *o);
 

@@ -1,5 +1,6 @@
-/* dynstack.c — the dynamic stack (DESIGN.md §9): the slow paths of the intrinsics,
- * each thread's stack, the registry that debuggers read, and the statistics.
+/* dynstack.c — the dynamic stack (docs/design.md, "The dynamic stack"): the slow paths
+ * of the intrinsics, each thread's stack, the registry that debuggers read, and the
+ * statistics.
  *
  * The inline fast paths (strobe/dynstack.h) push onto a deeper frame, count a repeat,
  * and pop stale entries; everything else arrives here: the same-depth rules, a full

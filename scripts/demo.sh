@@ -30,10 +30,10 @@ step sh -c "llvm-dwarfdump-22 --debug-info $tmp/shapes | grep -c 'DW_AT_producer
 
 echo
 echo "== lldb stops at a Haskell line; built with --instrument, bt shows the Haskell"
-echo "   callers that wait on the Cmm stack (strobe's dynamic stack, lldb/strobe_lldb.py)."
+echo "   callers that wait on the Cmm stack (strobe's dynamic stack, build/lldb/strobe_lldb.py)."
 echo "   GHC's runtime ticks with SIGVTALRM, which lldb must pass on quietly."
 step sh -c "cd $shapes && ../../../build/strobe-ghc -v0 -O1 --instrument='Main.*,Shapes.*' -outputdir $tmp/instr Main.hs -o $tmp/shapes-i"
-step lldb-22 -b -o 'command script import lldb/strobe_lldb.py' \
+step lldb-22 -b -o 'command script import build/lldb/strobe_lldb.py' \
   -o 'process handle SIGVTALRM -n false -p true -s false' \
   -o 'b Types.hs:35' -o run -o 'bt 8' -o 'strobe bt' -o kill -o quit "$tmp/shapes-i" < /dev/null 2>&1 |
   grep -av "^(lldb) target\|^Current executable\|session id\|^NAME\|^====\|^SIGVTALRM" || true

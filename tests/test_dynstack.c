@@ -1,5 +1,5 @@
 /* test_dynstack.c — the dynamic stack (rts/dynstack.c, rts/report.c): one test per
- * rule of DESIGN.md §9 as strobe/dynstack.h states them, run once through the inline
+ * rule of the dynamic stack as strobe/dynstack.h states them, run once through the inline
  * fast paths and once through the slow paths alone; the head and the sentinels after
  * every operation; what the fast paths do inline (and that it is what the slow paths
  * do); a full array; the statistics; the reports (on demand, on fatal signals, at

@@ -514,7 +514,7 @@ static void test_object_links_and_runs(void **state) {
   LLVMDisposeTargetMachine(tm);
 }
 
-/* ---- ghccc and the frame pointer (DESIGN.md §3) ------------------------------------- */
+/* ---- ghccc and the frame pointer (docs/lowering.md, "Functions") -------------------- */
 
 /* At -O0 and -O2 nothing adds a frame-pointer attribute, and the code of the ghccc
  * function that calls C neither sets rbp up as a frame pointer nor loses Sp: rbp

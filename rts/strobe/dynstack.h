@@ -1,5 +1,5 @@
 /* strobe/dynstack.h — the dynamic stack: what instrumented code and debuggers see of
- * libstrobe-rt (DESIGN.md §7–§9).
+ * libstrobe-rt (docs/design.md, "The dynamic stack").
  *
  * Per thread, the runtime keeps a bounded stack of entries {tick descriptor, watermark},
  * the chain of source expressions the thread is inside.  Instrumented code changes it
@@ -33,10 +33,20 @@ extern "C" {
 #define STROBE_THREAD_LOCAL _Thread_local
 #endif
 
+/* The layouts are those of abi/registry.def and abi/tickdesc.def: a struct's fields
+ * from its rows (STROBE_MEMBER), each offset pinned (STROBE_PIN). */
+#include "registry.def"
+#include "stats.def"
+#define STROBE_MEMBER(type, name, ctype, ...) ctype name;
+#define STROBE_PIN(type, name, ctype, ...)                                                \
+  STROBE_STATIC_ASSERT(offsetof(type, name) == STROBE_OFFSET_(__VA_ARGS__, 0),            \
+                       #type "." #name " is where abi/registry.def puts it");
+#define STROBE_OFFSET_(offset, ...) (offset) /* a row's OFFSET (its LLVM column aside) */
+
 /* ==== 1. Tick descriptors ============================================================
 
    One per Haskell function and source note, emitted by the lowering as a constant
-   (LLVM type { i32, i32, i32, i32, i32, i32, ptr, ptr, ptr, ptr }, `align 8`) in the section
+   (the LLVM struct of abi/llvm_types.h, `align 8`) in the section
    STROBE_TICK_SECTION.  The runtime compares descriptors by address and by content,
    never writes them, and enumerates them through the linker's __start_/__stop_
    symbols of that section (strobe_tick_descs), so the section MUST hold descriptors
@@ -66,33 +76,17 @@ enum {
   STROBE_DESC_NESTED = 1u << 0,
 };
 
+/* The fields, one row each, are those of tickdesc.def (with what each holds). */
 typedef struct StrobeTickDesc {
-  uint32_t kind;              /*  0: a StrobeTickKind; readers skip kinds they do not know */
-  uint32_t line1, col1;       /*  4: where the span starts */
-  uint32_t line2, col2;       /* 12: where it ends (col2 inclusive, as printed) */
-  uint32_t flags;             /* 20: STROBE_DESC_* */
-  const char *function;       /* 24: the Haskell name of the function, `Main.fact`; its
-                                     continuations and thunks carry the same name, so
-                                     that the siblings rule (tick) sees one function */
-  const char *file;           /* 32: the source file, `Fact.hs` */
-  const void *code;           /* 40: an address in the code whose line-table row is
-                                     the tick's line (for a debugger), or NULL */
-  const struct StrobeTickDesc *parent; /* 48: the descriptor of the smallest span of the
-                                     same function and file that strictly contains this
-                                     one, if the module has one, else NULL: a hint for
-                                     the inline tick (rules 2b, 2c), never needed */
+#define STROBE_DESC_FIELD(id, name, ctype, llvm, offset) ctype name;
+#include "tickdesc.def"
+#undef STROBE_DESC_FIELD
 } StrobeTickDesc;
 
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, kind) == 0, "StrobeTickDesc.kind");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, line1) == 4, "StrobeTickDesc.line1");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, col1) == 8, "StrobeTickDesc.col1");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, line2) == 12, "StrobeTickDesc.line2");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, col2) == 16, "StrobeTickDesc.col2");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, flags) == 20, "StrobeTickDesc.flags");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, function) == 24, "StrobeTickDesc.function");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, file) == 32, "StrobeTickDesc.file");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, code) == 40, "StrobeTickDesc.code");
-STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, parent) == 48, "StrobeTickDesc.parent");
+#define STROBE_DESC_FIELD(id, name, ctype, llvm, offset)                                 \
+  STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, name) == (offset), "StrobeTickDesc." #name);
+#include "tickdesc.def"
+#undef STROBE_DESC_FIELD
 STROBE_STATIC_ASSERT(sizeof(StrobeTickDesc) == 56, "StrobeTickDesc is 56 bytes");
 
 /* The descriptors of the STROBE_TICK_SECTION of the module that links libstrobe-rt
@@ -136,36 +130,20 @@ enum {
 };
 
 typedef struct StrobeEntry {
-  const StrobeTickDesc *desc; /*  0: the expression (strobe_dynstack_no_desc in a
-                                     sentinel) */
-  uintptr_t wm;               /*  8: its watermark, the Cmm Sp at the tick */
-  uint64_t repeats;           /* 16: how often it was entered again in place: a tail-
-                                     recursive loop, a cycle of tail calls (shown as
-                                     `(x<repeats+1>)`); the inline fast path adds to it */
-  uint32_t flags;             /* 24: STROBE_ENTRY_* */
-  uint32_t elided;            /* 28: tail calls dropped just below this entry because
-                                     its depth had more than tail_limit of them */
+  STROBE_ENTRY_FIELDS(STROBE_MEMBER)
 } StrobeEntry;
 
-STROBE_STATIC_ASSERT(offsetof(StrobeEntry, desc) == 0, "StrobeEntry.desc");
-STROBE_STATIC_ASSERT(offsetof(StrobeEntry, wm) == 8, "StrobeEntry.wm");
-STROBE_STATIC_ASSERT(offsetof(StrobeEntry, repeats) == 16, "StrobeEntry.repeats");
-STROBE_STATIC_ASSERT(offsetof(StrobeEntry, flags) == 24, "StrobeEntry.flags");
-STROBE_STATIC_ASSERT(offsetof(StrobeEntry, elided) == 28, "StrobeEntry.elided");
+STROBE_ENTRY_FIELDS(STROBE_PIN)
 STROBE_STATIC_ASSERT(sizeof(StrobeEntry) == 32, "StrobeEntry is 32 bytes");
 
 /* What the slow paths count (only the owning thread writes a stack's counters).  The
  * ticks are counted inline, in the thread's head; `ticks` here is the exited threads'
  * sum in the registry and 0 in a thread's record. */
 typedef struct StrobeCounters {
-  uint64_t ticks;      /*  0: ticks executed (see above) */
-  uint64_t slow_ticks; /*  8: calls of strobe_tick */
-  uint64_t slow_pops;  /* 16: calls of strobe_pop */
-  uint64_t slow_rets;  /* 24: calls of strobe_ret */
-  uint64_t drops;      /* 32: entries dropped because the array was full */
-  uint64_t tail_drops; /* 40: tail calls dropped because of tail_limit */
+  STROBE_COUNTERS_FIELDS(STROBE_MEMBER)
 } StrobeCounters;
 
+STROBE_COUNTERS_FIELDS(STROBE_PIN)
 STROBE_STATIC_ASSERT(sizeof(StrobeCounters) == 48, "StrobeCounters: 6 words, in order");
 
 typedef struct StrobeDynStackHead StrobeDynStackHead;
@@ -174,36 +152,10 @@ typedef struct StrobeDynStackHead StrobeDynStackHead;
  * it) and registered in strobe_registry until the thread exits. */
 typedef struct StrobeThreadStack StrobeThreadStack;
 struct StrobeThreadStack {
-  StrobeThreadStack *next;  /*  0: the next thread in the registry, or NULL */
-  uint64_t tid;             /*  8: the kernel's thread id (gettid), as lldb shows it */
-  StrobeDynStackHead *head; /* 16: the thread's head (thread-local storage, but a plain
-                                   address: a core file has it too) */
-  StrobeEntry *entries;     /* 24: the oldest live entry's slot (Note [The entries and
-                                   their sentinels]) */
-  uint32_t capacity;        /* 32: slots (the `capacity` option; 0 if they could not be
-                                   allocated: every push is then a drop) */
-  uint32_t tail_limit;      /* 36: the `tail_limit` option */
-  uint32_t busy;            /* 40: nonzero while a slow path is changing this stack: a
-                                   reader that stopped the thread there may see it
-                                   half-changed */
-  uint32_t reserved;        /* 44 */
-  uint64_t dropped;         /* 48: entries dropped (array full) that were older than the
-                                   oldest live one and may still be live; 0 once a pop
-                                   shows them all stale */
-  uintptr_t dropped_wm;     /* 56: the watermark of the oldest of them */
-  StrobeCounters counters;  /* 64 */
+  STROBE_THREAD_STACK_FIELDS(STROBE_MEMBER)
 };
 
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, next) == 0, "StrobeThreadStack.next");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, tid) == 8, "StrobeThreadStack.tid");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, head) == 16, "StrobeThreadStack.head");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, entries) == 24, "StrobeThreadStack.entries");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, capacity) == 32, "StrobeThreadStack.capacity");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, tail_limit) == 36, "StrobeThreadStack.tail_limit");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, busy) == 40, "StrobeThreadStack.busy");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, dropped) == 48, "StrobeThreadStack.dropped");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, dropped_wm) == 56, "StrobeThreadStack.dropped_wm");
-STROBE_STATIC_ASSERT(offsetof(StrobeThreadStack, counters) == 64, "StrobeThreadStack.counters");
+STROBE_THREAD_STACK_FIELDS(STROBE_PIN)
 STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 112, "StrobeThreadStack is 112 bytes");
 
 /* ==== 3. The thread's head ==========================================================
@@ -222,18 +174,10 @@ STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 112, "StrobeThreadStack is 112
 #define STROBE_DYNSTACK_HEAD_NAME "strobe_dynstack_head"
 
 struct StrobeDynStackHead {
-  StrobeEntry *top;         /*  0: the newest entry, or base if the stack is empty */
-  StrobeEntry *limit;       /*  8: entries + capacity: an inline push needs top + 1 < limit */
-  uint64_t ticks;           /* 16: ticks this thread executed (relaxed: others read it) */
-  StrobeEntry *base;        /* 24: entries - 1, the sentinel below the oldest entry */
-  StrobeThreadStack *stack; /* 32: the thread's stack, NULL before its first tick */
+  STROBE_DYNSTACK_HEAD_FIELDS(STROBE_MEMBER)
 };
 
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, top) == 0, "head.top");
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, limit) == 8, "head.limit");
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, ticks) == 16, "head.ticks");
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, base) == 24, "head.base");
-STROBE_STATIC_ASSERT(offsetof(StrobeDynStackHead, stack) == 32, "head.stack");
+STROBE_DYNSTACK_HEAD_FIELDS(STROBE_PIN)
 STROBE_STATIC_ASSERT(sizeof(StrobeDynStackHead) == 40, "StrobeDynStackHead is 40 bytes");
 
 extern STROBE_THREAD_LOCAL StrobeDynStackHead strobe_dynstack_head;
@@ -268,38 +212,10 @@ enum {
 };
 
 typedef struct StrobeRegistry {
-  uint32_t magic;               /*  0: STROBE_REGISTRY_MAGIC */
-  uint32_t version;             /*  4: STROBE_REGISTRY_VERSION */
-  uint32_t header_size;         /*  8: sizeof(StrobeRegistry) */
-  uint32_t thread_size;         /* 12: sizeof(StrobeThreadStack) */
-  uint32_t entry_size;          /* 16: sizeof(StrobeEntry) */
-  uint32_t desc_size;           /* 20: sizeof(StrobeTickDesc) */
-  StrobeThreadStack *threads;   /* 24: the live threads, newest first; NULL if none */
-  uint64_t generation;          /* 32: +1 before and after each change: odd = changing */
-  uint64_t nthreads;            /* 40: how many are on the list */
-  uint64_t nexited;             /* 48: threads that used the stack and have exited */
-  uint32_t capacity;            /* 56: the options stacks started now get */
-  uint32_t tail_limit;          /* 60 */
-  uint32_t flags;               /* 64: STROBE_REGISTRY_* */
-  uint32_t head_size;           /* 68: sizeof(StrobeDynStackHead) */
-  StrobeCounters exited;        /* 72: the exited threads' counters and ticks, summed */
+  STROBE_REGISTRY_FIELDS(STROBE_MEMBER)
 } StrobeRegistry;
 
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, magic) == 0, "StrobeRegistry.magic");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, version) == 4, "StrobeRegistry.version");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, header_size) == 8, "StrobeRegistry.header_size");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, thread_size) == 12, "StrobeRegistry.thread_size");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, entry_size) == 16, "StrobeRegistry.entry_size");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, desc_size) == 20, "StrobeRegistry.desc_size");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, threads) == 24, "StrobeRegistry.threads");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, generation) == 32, "StrobeRegistry.generation");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, nthreads) == 40, "StrobeRegistry.nthreads");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, nexited) == 48, "StrobeRegistry.nexited");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, capacity) == 56, "StrobeRegistry.capacity");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, tail_limit) == 60, "StrobeRegistry.tail_limit");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, flags) == 64, "StrobeRegistry.flags");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, head_size) == 68, "StrobeRegistry.head_size");
-STROBE_STATIC_ASSERT(offsetof(StrobeRegistry, exited) == 72, "StrobeRegistry.exited");
+STROBE_REGISTRY_FIELDS(STROBE_PIN)
 STROBE_STATIC_ASSERT(sizeof(StrobeRegistry) == 120, "StrobeRegistry is 120 bytes");
 
 extern StrobeRegistry strobe_registry;
@@ -308,7 +224,7 @@ extern StrobeRegistry strobe_registry;
 
    The slow paths are declared from intrinsics.def: each row's RTS_ENTRY, returning
    void, with one parameter per argument kind (STROBE_ARG_<KIND>).  Each implements
-   its whole rule (DESIGN §9), so calling it where the fast path would not is always
+   its whole rule (docs/design.md), so calling it where the fast path would not is always
    correct, only slower:
 
    strobe_tick(desc, sp)
@@ -491,18 +407,10 @@ static inline void strobe_ret_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 
 int strobe_dynstack_dump(int fd);
 
 /* The same, leaving out the entries that a live Cmm Sp shows stale (wm < sp), as a
- * reader that knows the current Sp does (DESIGN §9); sp 0 leaves out nothing. */
+ * reader that knows the current Sp does (docs/design.md); sp 0 leaves out nothing. */
 int strobe_dynstack_dump_at(int fd, uintptr_t sp);
 
-/* Totals over all threads, live and exited; one X row per field. */
-#define STROBE_STATS(X)                                                                  \
-  X(ticks, "ticks executed")                                                             \
-  X(slow_ticks, "ticks that took the slow path (strobe_tick)")                           \
-  X(slow_pops, "pops that took the slow path (strobe_pop)")                              \
-  X(slow_rets, "rets that took the slow path (strobe_ret)")                              \
-  X(drops, "entries dropped because a stack was full")                                   \
-  X(tail_drops, "tail calls elided by tail_limit")                                       \
-  X(threads, "threads that used the dynamic stack")
+/* Totals over all threads, live and exited: the rows of abi/stats.def. */
 
 typedef struct StrobeStats {
 #define STROBE_STAT_FIELD(name, help) uint64_t name;
