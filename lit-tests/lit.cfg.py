@@ -58,3 +58,12 @@ config.substitutions.append(
 )
 # ghc and cabal want a home; the tests give them an empty one of their own where needed.
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
+# The tests in ghc/ named symbols-* compare strobe's objects with GHC's own and link them
+# with GHC's runtime and libraries.
+ghc = shutil.which("ghc", path=config.environment["PATH"])
+if ghc:
+    config.substitutions.append(("%ghc-pkg", shutil.which("ghc-pkg", path=config.environment["PATH"]) or "ghc-pkg"))
+    config.substitutions.append(("%ghc", ghc))
+config.substitutions.append(
+    ("%strobe_package_map", os.path.join(config.strobe_src_root, "driver", "strobe-package-map"))
+)
