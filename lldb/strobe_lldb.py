@@ -554,9 +554,12 @@ _reported = set()
 
 
 def report_once(what, exc):
-    """Says once per session that `what` failed, and why."""
-    if what not in _reported:
-        _reported.add(what)
+    """Says once per session that `what` failed, and why (again when the reason
+    changes: a provider that falls back to the machine frames must not do it in
+    silence)."""
+    key = (what, type(exc).__name__, str(exc))
+    if key not in _reported:
+        _reported.add(key)
         print("strobe: %s failed (%s: %s); `bt` shows the machine frames only"
               % (what, type(exc).__name__, exc), file=sys.stderr)
 
@@ -902,7 +905,10 @@ def __lldb_init_module(debugger, internal_dict):
 #   - a STACK object is {info, stack_size: u32, dirty, marking, sp, stack[]}; SpLim
 #     (r15) is stack + RESERVED_STACK_WORDS (21) words; an UNDERFLOW_FRAME {info,
 #     next_chunk} is the oldest frame of every chunk but the last;
-#   - ghccc registers: rbp = Sp, r15 = SpLim, r12 = Hp, r13 = BaseReg (HpLim at +856).
+#   - ghccc registers: rbp = Sp, r15 = SpLim, r12 = Hp, r13 = BaseReg (HpLim at +856,
+#     rCurrentTSO at +872); BaseReg is a Capability's address + 24 (after its
+#     StgFunTable); the RTS lists them in `capabilities` (n_capabilities of them);
+#     a TSO's current STACK chunk is its word 3 (stackobj).
 
 class GhcError(Exception):
     """The Haskell stack cannot be read as GHC 9.0's runtime lays it out."""
@@ -922,6 +928,9 @@ class GhcRuntime:
     RESERVED_STACK_WORDS = 21
     STACK_HEADER = 24          # info, stack_size/dirty/marking, sp
     HPLIM_OFFSET = 856         # BaseReg->rHpLim
+    CURRENT_TSO_OFFSET = 872   # BaseReg->rCurrentTSO
+    CAP_REGS = 24              # a Capability's StgRegTable (BaseReg), after its StgFunTable
+    TSO_STACKOBJ = 24          # StgTSO: header, _link, global_link, stackobj
     MAX_FRAMES = 100000
 
     def __init__(self, target):
@@ -929,6 +938,9 @@ class GhcRuntime:
         self.stgrun = self._symbol("StgRun")
         self.stgreturn = self._symbol("StgReturn")
         self.stack_info = self._symbol("stg_STACK_info")
+        self.main_cap = self._symbol("MainCapability")
+        self.caps_array = self._symbol("capabilities")
+        self.n_caps = self._symbol("n_capabilities")
         self.error = None
         self.haskell = None    # Haskell functions with lines: start addresses
 
@@ -987,6 +999,41 @@ class GhcRuntime:
 
     def stack_of(self, splim):
         return splim - 8 * self.RESERVED_STACK_WORDS - self.STACK_HEADER
+
+    def holds(self, memory, stack, sp):
+        """Whether stack is a STACK object whose words hold sp."""
+        try:
+            lo, end = self.chunk(memory, stack)
+        except GhcError:
+            return False
+        return lo <= sp <= end
+
+    def splim(self, memory, sp, r15):
+        """SpLim of the stack chunk that holds sp.  Code from GHC's code generator
+        keeps it in r15 everywhere, but LLVM may use r15 for something else inside
+        a function of strobe's: then it is found from the thread that runs, as the
+        RTS keeps it (each capability's BaseReg->rCurrentTSO->stackobj)."""
+        if self.holds(memory, self.stack_of(r15), sp):
+            return r15
+        for cap in self.capabilities(memory):
+            tso = self.word(memory, cap + self.CAP_REGS + self.CURRENT_TSO_OFFSET)
+            if not tso:
+                continue
+            stack = self.word(memory, tso + self.TSO_STACKOBJ)
+            if self.holds(memory, stack, sp):
+                return stack + self.STACK_HEADER + 8 * self.RESERVED_STACK_WORDS
+        raise GhcError("no stack chunk of a running Haskell thread holds Sp 0x%x" % sp)
+
+    def capabilities(self, memory):
+        """The addresses of the RTS's capabilities: the array `capabilities` of
+        n_capabilities (set up by the threaded and the non-threaded RTS alike)."""
+        if self.caps_array is None or self.n_caps is None:
+            return [self.main_cap] if self.main_cap else []
+        raw = memory.read(self.n_caps, 4)
+        n = struct.unpack("<I", raw)[0] if raw else 0
+        array = self.word(memory, self.caps_array)
+        return [self.word(memory, array + 8 * i) for i in range(min(n, 4096))] if array \
+            else ([self.main_cap] if self.main_cap else [])
 
     def frame_words(self, memory, sp, typ, layout, info):
         if typ == self.RET_BIG:
@@ -1457,7 +1504,7 @@ def ghc_plan(provider, ghc):
         return machine
     f = real[top]
     sp = f.FindRegister("rbp").GetValueAsUnsigned(0)
-    splim = f.FindRegister("r15").GetValueAsUnsigned(0)
+    splim = ghc.splim(memory, sp, f.FindRegister("r15").GetValueAsUnsigned(0))
     rsp = ghc.entry_rsp(memory, f)
     out = machine[:top + 1]
     synthetic = []
@@ -1493,12 +1540,17 @@ def ghc_plan(provider, ghc):
 GHC_SIGNALS = ("SIGVTALRM",)
 
 
-def handle_ghc_signals(debugger, target):
-    """Passes the RTS's timer signal to the program without stopping or a word."""
+def handle_ghc_signals(debugger, target, passed=True):
+    """Passes the RTS's timer signal to the program without stopping or a word; or,
+    while a stepping command runs, drops it (a tick fewer only delays the RTS's next
+    context switch; passed on, each resume after a stop longer than a tick would
+    enter the handler first, and the tick's context switch would make the next heap
+    check fail)."""
     interp = debugger.GetCommandInterpreter()
     for sig in GHC_SIGNALS:
         res = lldb.SBCommandReturnObject()
-        interp.HandleCommand("process handle %s -n false -p true -s false" % sig, res)
+        interp.HandleCommand("process handle %s -n false -p %s -s false"
+                             % (sig, "true" if passed else "false"), res)
 
 
 def announce_ghc(target):
@@ -1552,8 +1604,31 @@ class HaskellEntries:
         return lldb.eSearchDepthModule
 
 
-STEP_DEBUG = False
 _entry_bps = {}  # (debugger, executable) -> the id of its Haskell-entries breakpoint
+
+# The breakpoints the stepping commands make carry these names, which
+# `breakpoint list` does not show and `breakpoint delete` (without -f) leaves alone.
+ENTRIES_BP_NAME = "strobe-haskell-entries"
+STEP_BP_NAME = "strobe-step"
+
+
+def hide(target, bkpt, name):
+    """Gives bkpt the name, whose permissions (set first: lldb copies them to the
+    breakpoint when it gets the name) keep it out of the user's commands."""
+    bn = lldb.SBBreakpointName(target, name)
+    if bn.IsValid():
+        bn.SetAllowList(False)
+        bn.SetAllowDelete(False)
+        bn.SetAllowDisable(False)
+    bkpt.AddName(name)
+
+
+def in_haskell_code(frame):
+    """Whether frame's pc is in a compile unit with Haskell lines (the program's own
+    modules, lowered by strobe from GHC's dumps), also where its line is 0."""
+    cu = frame.GetCompileUnit()
+    name = (cu.GetFileSpec().GetFilename() or "") if cu.IsValid() else ""
+    return name.endswith((".hs", ".lhs", ".hsc", ".dump-cmm-raw"))
 
 
 class StepStop(Exception):
@@ -1576,8 +1651,8 @@ class HaskellStepper:
 
     def regs(self):
         f = self.frame()
-        return (f.FindRegister("rbp").GetValueAsUnsigned(0),
-                f.FindRegister("r15").GetValueAsUnsigned(0))
+        sp = f.FindRegister("rbp").GetValueAsUnsigned(0)
+        return sp, self.ghc.splim(self.memory, sp, f.FindRegister("r15").GetValueAsUnsigned(0))
 
     def depth(self):
         sp, splim = self.regs()
@@ -1596,12 +1671,48 @@ class HaskellStepper:
                             lldb.eStopReasonNone):
             raise StepStop()
 
+    def rsp(self):
+        return self.frame().FindRegister("rsp").GetValueAsUnsigned(0)
+
     def si(self):
-        before = self.pc()
-        self.thread.StepInstruction(False)
-        if STEP_DEBUG:
-            print("si 0x%x -> 0x%x reason %d" % (before, self.pc(), self.thread.GetStopReason()))
-        self.check_stop(())
+        """One instruction; returns (return address, rsp) if it was a call into code
+        without Haskell lines (strobe's runtime, a C function), else None.  A signal
+        that arrives during the step (the RTS's timer, when lldb passes it on) makes
+        the kernel enter its handler first, and the step stops at the handler's
+        first instruction: then the handler runs to its return, to the instruction
+        it interrupted, and that is stepped again."""
+        before, rsp0 = self.pc(), self.rsp()
+        for _ in range(1000):
+            self.thread.StepInstruction(False)
+            self.check_stop(())
+            if not self.in_signal_handler():
+                break
+            self.run_to_address(before, rsp0)
+        else:
+            raise GhcError("signals kept interrupting the instruction at 0x%x" % before)
+        rsp = self.rsp()
+        if rsp == rsp0 - 8 and not in_haskell_code(self.frame()):
+            ret = self.ghc.word(self.memory, rsp)
+            if before < ret <= before + 15:
+                return ret, rsp + 8
+        return None
+
+    # x86-64 Linux's rt_sigreturn trampoline (libc's __restore_rt), to which the
+    # kernel makes a handler return: mov $15, %rax; syscall.
+    SIGRETURN = bytes.fromhex("48c7c00f0000000f05")
+
+    def in_signal_handler(self):
+        """Whether the thread has just entered a signal handler (and run its first
+        instruction, which may push or reserve a few words): its return address, the
+        sigreturn trampoline, is among the top words of the stack."""
+        rsp = self.frame().FindRegister("rsp").GetValueAsUnsigned(0)
+        raw = self.memory.read(rsp, 8 * 8) if rsp else None
+        if raw is None:
+            return False
+        for ret in struct.unpack("<8Q", raw):
+            if ret > 4096 and self.memory.read(ret, len(self.SIGRETURN)) == self.SIGRETURN:
+                return True
+        return False
 
     def entries_bp(self):
         key = (self.target.GetDebugger().GetID(), self.target.GetExecutable().fullpath)
@@ -1613,6 +1724,7 @@ class HaskellStepper:
                                                    lldb.SBFileSpecList(),
                                                    lldb.SBFileSpecList())
         b.SetEnabled(False)
+        hide(self.target, b, ENTRIES_BP_NAME)
         _entry_bps[key] = b.GetID()
         return b
 
@@ -1625,12 +1737,26 @@ class HaskellStepper:
         finally:
             b.SetEnabled(False)
 
+    def run_to_address(self, addr, rsp=None):
+        """Runs until addr is reached (with rsp, if given), by a breakpoint of this
+        module's, deleted after: no thread plan of lldb's stays behind when something
+        else stops the process first."""
+        b = self.target.BreakpointCreateByAddress(addr)
+        hide(self.target, b, STEP_BP_NAME)
+        try:
+            while True:
+                self.process.Continue()
+                self.check_stop((b.GetID(),))
+                if self.pc() == addr and (rsp is None or self.rsp() == rsp):
+                    return
+        finally:
+            self.target.BreakpointDelete(b.GetID())
+
     def run_to(self, addr, depth):
         """Runs until addr is entered at depth."""
         while True:
-            self.thread.RunToAddress(addr)
-            self.check_stop(())
-            if self.pc() == addr and self.depth() == depth:
+            self.run_to_address(addr)
+            if self.depth() == depth:
                 return
 
     def is_entry(self, pc):
@@ -1646,24 +1772,27 @@ class HaskellStepper:
         start = haskell_line(self.frame())
         d0 = self.depth() if start else None
         moved, left = False, None
+        call = None
         for _ in range(1000000):
             f = self.frame()
             pc = f.GetPC()
-            line = haskell_line(f)
-            if line is None:
+            if not in_haskell_code(f):
+                if call is not None:  # a C function called from Haskell code
+                    self.run_to_address(*call)
+                    call = None
+                    continue
                 name = f.GetSymbol().GetName() if f.GetSymbol().IsValid() else ""
                 if left is not None and "gc" in name and name.startswith(("stg_", "__stg_")):
                     left = (left[0], left[1], True)
                 self.run_to_entry()
                 moved = True
                 continue
-            row = f.GetLineEntry().GetStartAddress().GetLoadAddress(self.target) == pc
+            line = haskell_line(f)  # None on code of line 0 (padding, spills)
+            row = line is not None and \
+                f.GetLineEntry().GetStartAddress().GetLoadAddress(self.target) == pc
             entry = self.is_entry(pc)
             if moved and row:
                 depth = self.depth()
-                if STEP_DEBUG:
-                    print("step: pc 0x%x %s entry %s depth %d d0 %s ret %s left %s" % (
-                        pc, line, entry, depth, d0, entry and self.is_return(pc), left))
                 ret = entry and self.is_return(pc)
                 if entry and left and left[2] and pc == left[0] and depth == left[1]:
                     pass  # the same function again after a heap or stack check
@@ -1674,14 +1803,15 @@ class HaskellStepper:
                     fr = self.ghc.walk(self.memory, sp, splim, limit=1)[0]
                     self.run_to(fr.info, self.ghc.depth(self.memory, fr.sp, splim))
                     continue
-                elif ret and d0 is not None and depth <= d0:
-                    return  # a return to a caller's continuation
+                elif ret and d0 is not None and (depth < d0 or depth == d0 and line != start):
+                    return  # a return to a caller's continuation (at depth d0 it may
+                    # also be a continuation pushed before the step: a new line only)
                 elif line != start:
                     return
             fn = f.GetFunction()
             if fn.IsValid():
                 left = (fn.GetStartAddress().GetLoadAddress(self.target), self.depth(), False)
-            self.si()
+            call = self.si()
             moved = True
         raise GhcError("no Haskell line in a million steps")
 
@@ -1729,6 +1859,7 @@ def stepping_command(mode):
             return
         was_async = debugger.GetAsync()
         debugger.SetAsync(False)
+        handle_ghc_signals(debugger, target, passed=False)
         stepper = HaskellStepper(debugger, target, process, thread, ghc)
         try:
             if mode == "out":
@@ -1736,6 +1867,10 @@ def stepping_command(mode):
             else:
                 stepper.step(mode == "over")
         except StepStop:
+            # A single step that ended on another breakpoint leaves lldb's plan for
+            # it on the thread, which a later `continue` would complete: drop it.
+            res = lldb.SBCommandReturnObject()
+            debugger.GetCommandInterpreter().HandleCommand("thread plan discard 1", res)
             res = lldb.SBCommandReturnObject()
             debugger.GetCommandInterpreter().HandleCommand("process status", res)
             result.AppendMessage(res.GetOutput().rstrip("\n"))
@@ -1744,6 +1879,7 @@ def stepping_command(mode):
             result.SetError("strobe: cannot step by Haskell lines: %s" % e)
             return
         finally:
+            handle_ghc_signals(debugger, target)
             debugger.SetAsync(was_async)
         report_stop(debugger, process, thread, reason, result)
     return command
