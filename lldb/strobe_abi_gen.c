@@ -17,7 +17,8 @@
 /* A field that is itself a record of the ABI names it; any other is an unsigned
  * little-endian integer (or pointer) of its size. */
 #define NESTED(type, name)                                                               \
-  _Generic(((type *)0)->name, StrobeCounters: "\"StrobeCounters\"", default: "None")
+  _Generic(((type *)0)->name, StrobeCounters: "\"StrobeCounters\"",                  \
+           StrobeDynStackHead: "\"StrobeDynStackHead\"", default: "None")
 
 #define FIELD(type, name, ...)                                                           \
   fprintf(out, "        (\"%s\", %zu, %zu, %s),\n", #name, offsetof(type, name),           \

@@ -283,9 +283,10 @@ static StrobeCounters counters_of(const StrobeThreadStack *s) {
   return c;
 }
 
-/* Takes s, the calling thread's stack, off the registry, adds its counters to the
- * exited threads', empties the head and frees s. */
-static void release(StrobeThreadStack *s) {
+/* Takes s off the registry (and off the Haskell threads' map) and adds its counters
+ * to the exited threads'.  s is parked, or the calling thread's. */
+static void map_del(uint64_t id);
+static void unregister(StrobeThreadStack *s) {
   pthread_mutex_lock(&registry_lock);
   strobe_registry.generation++;
   for (StrobeThreadStack **p = &strobe_registry.threads; *p; p = &(*p)->next) {
@@ -294,21 +295,29 @@ static void release(StrobeThreadStack *s) {
       break;
     }
   }
+  if (s->flags & STROBE_STACK_HASKELL) map_del(s->thread_id);
   strobe_registry.nthreads--;
   strobe_registry.nexited++;
   StrobeCounters c = counters_of(s);
   add_counters(&strobe_registry.exited, &c);
   strobe_registry.generation++;
   pthread_mutex_unlock(&registry_lock);
+}
+
+/* Takes s, the calling thread's stack, off the registry, empties the head and frees
+ * s. */
+static void release(StrobeThreadStack *s) {
+  unregister(s);
   strobe_dynstack_head = EMPTY_HEAD;
   free(s);
 }
 
 static void on_thread_exit(void *s) { release(s); }
 
-/* The calling thread's stack: a header, the two sentinels, then the entries (Note [The
- * entries and their sentinels]); NULL only if not even the header could be had. */
-static StrobeThreadStack *start_stack(void) {
+/* A new stack, registered and parked (its head is its own `parked`): a header, the two
+ * sentinels, then the entries (Note [The entries and their sentinels]); NULL only if
+ * not even the header could be had. */
+static StrobeThreadStack *new_stack(uint64_t thread_id) {
   rt_dynstack_init();
   pthread_mutex_lock(&registry_lock);
   uint32_t capacity = options.capacity, tail_limit = options.tail_limit;
@@ -319,28 +328,80 @@ static StrobeThreadStack *start_stack(void) {
     s = calloc(1, sizeof *s + 2 * sizeof(StrobeEntry));
   }
   if (!s) return NULL;
-  StrobeDynStackHead *h = &strobe_dynstack_head;
-  s->tid = (uint64_t)gettid();
-  s->head = h;
   s->entries = (StrobeEntry *)(s + 1) + 2;
   s->entries[-2] = strobe_dynstack_empty;
   s->entries[-1] = strobe_dynstack_empty;
   set_dropped(s, 0, 0);
   s->capacity = capacity;
   s->tail_limit = tail_limit;
-  h->base = s->entries - 1;
-  h->limit = s->entries + capacity;
-  h->stack = s;
-  set_top(h->base);
+  s->thread_id = thread_id;
+  s->flags = thread_id ? STROBE_STACK_HASKELL : 0;
+  s->parked = (StrobeDynStackHead){
+      .top = s->entries - 1, .limit = s->entries + capacity, .base = s->entries - 1, .stack = s};
+  s->head = &s->parked;
+  return s;
+}
 
+static bool map_put(StrobeThreadStack *s);
+
+/* Puts s on the registry's list (and a Haskell thread's on the map); false if the map
+ * could not grow (s is then on neither). */
+static bool register_stack(StrobeThreadStack *s) {
   pthread_mutex_lock(&registry_lock);
+  if ((s->flags & STROBE_STACK_HASKELL) && !map_put(s)) {
+    pthread_mutex_unlock(&registry_lock);
+    return false;
+  }
   strobe_registry.generation++;
   s->next = strobe_registry.threads;
   strobe_registry.threads = s;
   strobe_registry.nthreads++;
   strobe_registry.generation++;
   pthread_mutex_unlock(&registry_lock);
+  return true;
+}
 
+/* Makes s the calling OS thread's stack: the head takes s's parked one.  The head's
+ * stack goes last (and first in park), so that a signal handler on this thread sees
+ * either no stack or a whole one; s->head moves after its target is written
+ * (Note [Haskell threads and stack chunks], I3). */
+static void bind(StrobeThreadStack *s) {
+  StrobeDynStackHead *h = &strobe_dynstack_head;
+  h->stack = NULL;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  h->limit = s->parked.limit;
+  h->base = s->parked.base;
+  store64(&h->ticks, load64(&s->parked.ticks));
+  set_top(s->parked.top);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  h->stack = s;
+  s->tid = (uint64_t)gettid();
+  __atomic_store_n(&s->head, h, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->flags, s->flags | STROBE_STACK_RUNNING, __ATOMIC_RELAXED);
+}
+
+/* s, bound to the calling OS thread, keeps its head in `parked` from now on. */
+static void park(StrobeThreadStack *s) {
+  const StrobeDynStackHead *h = &strobe_dynstack_head;
+  s->parked.limit = h->limit;
+  s->parked.base = h->base;
+  s->parked.stack = s;
+  store64(&s->parked.ticks, load64(&h->ticks));
+  __atomic_store_n(&s->parked.top, h->top, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->head, &s->parked, __ATOMIC_RELEASE);
+  __atomic_store_n(&s->flags, s->flags & ~(uint32_t)STROBE_STACK_RUNNING, __ATOMIC_RELAXED);
+  if (s->flags & STROBE_STACK_HASKELL) s->tid = 0;
+}
+
+/* The calling OS thread's own stack, made at its first tick outside any Haskell
+ * thread. */
+static StrobeThreadStack *start_stack(void) {
+  StrobeThreadStack *s = new_stack(0);
+  if (!s) return NULL;
+  s->tid = (uint64_t)gettid();
+  s->parked.ticks = strobe_dynstack_head.ticks; /* the ticks counted before this one */
+  register_stack(s);
+  bind(s);
   pthread_setspecific(thread_key, s);
   return s;
 }
@@ -384,6 +445,184 @@ void strobe_pop(uintptr_t sp) { pop_slow(sp, false); }
 
 void strobe_ret(uintptr_t sp) { pop_slow(sp, true); }
 
+/* ---- Haskell threads (Note [Haskell threads and stack chunks]) ------------------ */
+
+/* Their stacks by thread id: open addressing, linear probing, under registry_lock.
+ * GHC never reuses a thread id. */
+static StrobeThreadStack **green_map;
+static size_t green_cap, green_count;
+
+static size_t map_slot(uint64_t id) { return (size_t)(id * 0x9E3779B97F4A7C15u) & (green_cap - 1); }
+
+static StrobeThreadStack *map_find(uint64_t id) {
+  if (green_cap == 0) return NULL;
+  for (size_t i = map_slot(id);; i = (i + 1) & (green_cap - 1)) {
+    if (!green_map[i]) return NULL;
+    if (green_map[i]->thread_id == id) return green_map[i];
+  }
+}
+
+static bool map_put(StrobeThreadStack *s) {
+  if (2 * (green_count + 1) > green_cap) {
+    size_t cap = green_cap ? 2 * green_cap : 64;
+    StrobeThreadStack **m = calloc(cap, sizeof *m), **old = green_map;
+    if (!m) return false;
+    size_t old_cap = green_cap;
+    green_map = m;
+    green_cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+      if (!old[i]) continue;
+      size_t j = map_slot(old[i]->thread_id);
+      while (green_map[j]) j = (j + 1) & (cap - 1);
+      green_map[j] = old[i];
+    }
+    free(old);
+  }
+  size_t j = map_slot(s->thread_id);
+  while (green_map[j]) j = (j + 1) & (green_cap - 1);
+  green_map[j] = s;
+  green_count++;
+  return true;
+}
+
+/* Deletes by shifting back the entries of the probe run behind the hole. */
+static void map_del(uint64_t id) {
+  if (green_cap == 0) return;
+  size_t i = map_slot(id);
+  while (green_map[i] && green_map[i]->thread_id != id) i = (i + 1) & (green_cap - 1);
+  if (!green_map[i]) return;
+  green_map[i] = NULL;
+  green_count--;
+  for (size_t j = (i + 1) & (green_cap - 1); green_map[j]; j = (j + 1) & (green_cap - 1)) {
+    size_t home = map_slot(green_map[j]->thread_id);
+    /* j's entry may move to the hole i unless its home lies cyclically in (i, j] */
+    bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    green_map[i] = green_map[j];
+    green_map[j] = NULL;
+    i = j;
+  }
+}
+
+StrobeThreadStack *strobe_green_find(uint64_t id) {
+  pthread_mutex_lock(&registry_lock);
+  StrobeThreadStack *s = map_find(id);
+  pthread_mutex_unlock(&registry_lock);
+  return s;
+}
+
+StrobeThreadStack *strobe_green_enter(uint64_t id, StrobeDynStackHead *prev) {
+  rt_dynstack_init();
+  *prev = strobe_dynstack_head;
+  pthread_mutex_lock(&registry_lock);
+  StrobeThreadStack *s = map_find(id);
+  pthread_mutex_unlock(&registry_lock);
+  if (!s) {
+    s = new_stack(id);
+    if (!s) return NULL;
+    if (!register_stack(s)) {
+      free(s);
+      return NULL;
+    }
+  }
+  if (prev->stack) park(prev->stack);
+  bind(s);
+  return s;
+}
+
+void strobe_green_leave(StrobeThreadStack *s, const StrobeDynStackHead *prev, int finished) {
+  park(s);
+  if (prev->stack) {
+    bind(prev->stack);
+  } else { /* no stack before: the empty head, with the ticks it had counted */
+    StrobeDynStackHead *h = &strobe_dynstack_head;
+    h->stack = NULL;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    h->limit = prev->limit;
+    h->base = prev->base;
+    store64(&h->ticks, load64(&prev->ticks));
+    set_top(prev->top);
+  }
+  if (finished) {
+    unregister(s);
+    free(s);
+  }
+}
+
+/* ---- stack chunks (Note [Haskell threads and stack chunks]) --------------------- */
+
+typedef struct Pos {
+  uint32_t chunk;
+  uint64_t offset; /* bytes from the chunk's end */
+} Pos;
+
+static bool is_virtual(uintptr_t wm) { return wm >= STROBE_WM_VIRTUAL && wm != UINTPTR_MAX; }
+
+static uintptr_t virtual_wm(Pos p) {
+  return STROBE_WM_VIRTUAL_TOP - (((uintptr_t)p.chunk << 32) | (uintptr_t)p.offset);
+}
+
+/* Where the entry at wm is, in the chain as s last knew it, after the overflow that
+ * split/split_to describe (split 0: none); *approx if that is not known exactly. */
+static Pos position(const StrobeThreadStack *s, uintptr_t wm, uintptr_t split,
+                    uintptr_t split_to, bool *approx) {
+  if (is_virtual(wm)) {
+    uintptr_t v = STROBE_WM_VIRTUAL_TOP - wm;
+    return (Pos){.chunk = (uint32_t)(v >> 32), .offset = v & UINT32_MAX};
+  }
+  Pos p = {.chunk = s->chunk_index, .offset = wm <= s->chunk_end ? s->chunk_end - wm : 0};
+  if (wm > s->chunk_end) *approx = true;
+  if (split && p.offset > split) {
+    p.chunk++;
+    p.offset = p.offset - split + split_to;
+  }
+  if (p.offset > UINT32_MAX) {
+    p.offset = UINT32_MAX;
+    *approx = true;
+  }
+  return p;
+}
+
+/* p's watermark in a chain whose top chunk is top, ending at top_end; 0 if the chunk
+ * is gone. */
+static uintptr_t rebased(Pos p, uint32_t top, uintptr_t top_end) {
+  if (p.chunk > top) return 0;
+  if (p.chunk == top) return top_end - (uintptr_t)p.offset;
+  return virtual_wm(p);
+}
+
+void strobe_dynstack_rechunk(StrobeThreadStack *s, uint32_t top, uintptr_t top_end,
+                             uintptr_t split, uintptr_t split_to) {
+  if (s->chunk_end == 0) { /* the first chunk it sees: nothing pushed yet */
+    s->chunk_index = top;
+    s->chunk_end = top_end;
+    return;
+  }
+  if (top == s->chunk_index && top_end == s->chunk_end && !split) return;
+  begin(s);
+  bool approx = false;
+  if (split && top != s->chunk_index + 1) split = 0;
+  if (top > s->chunk_index + 1) approx = true; /* grew by more than one chunk unseen */
+  StrobeDynStackHead *h = s->head;
+  StrobeEntry *t = h->top;
+  uint32_t n = (uint32_t)(t - s->entries + 1), keep = 0;
+  for (uint32_t i = 0; i < n; i++) { /* oldest first: the kept ones are a prefix (I2) */
+    uintptr_t wm = rebased(position(s, s->entries[i].wm, split, split_to, &approx), top, top_end);
+    if (!wm) break;
+    s->entries[i].wm = wm;
+    keep = i + 1;
+  }
+  if (s->dropped) {
+    uintptr_t wm = rebased(position(s, s->dropped_wm, split, split_to, &approx), top, top_end);
+    set_dropped(s, wm ? s->dropped : 0, wm); /* gone: so are the entries above them */
+  }
+  s->chunk_index = top;
+  s->chunk_end = top_end;
+  __atomic_store_n(&h->top, s->entries + keep - 1, __ATOMIC_RELEASE);
+  if (approx) __atomic_store_n(&s->flags, s->flags | STROBE_STACK_APPROX, __ATOMIC_RELAXED);
+  end(s);
+}
+
 /* ---- process-wide set-up ---------------------------------------------------------- */
 
 /* fork: the child has one thread, the one that forked.  The others' stacks stay in
@@ -399,6 +638,9 @@ static void after_fork_child(void) {
   strobe_registry.threads = mine;
   strobe_registry.nthreads = mine != NULL;
   if (mine) mine->next = NULL;
+  if (green_cap) memset(green_map, 0, green_cap * sizeof *green_map);
+  green_count = 0;
+  if (mine && (mine->flags & STROBE_STACK_HASKELL)) map_put(mine);
   pthread_mutex_unlock(&registry_lock);
 }
 

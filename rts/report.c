@@ -139,6 +139,8 @@ static int put_stack(Out *o, const StrobeThreadStack *s, uintptr_t sp) {
     put_count(o, s->dropped, "older entry dropped\n", "older entries dropped\n");
   }
   if (s->busy) put(o, "(the dynamic stack was changing when this report began: it may be off)\n");
+  if (__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & STROBE_STACK_APPROX)
+    put(o, "(approximate: the thread's stack chunks changed in a way strobe could not follow)\n");
   return n;
 }
 

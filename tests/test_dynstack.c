@@ -766,6 +766,114 @@ static void test_pop(void **state) {
   EXPECT(E(walk_let, 0x1000), E(walk, 0x1000));
 }
 
+/* ---- Haskell threads and stack chunks (Note [Haskell threads and stack chunks]) -- */
+
+/* A virtual watermark: an entry `off` bytes from the end of chunk `chunk`. */
+#define V(chunk, off) (STROBE_WM_VIRTUAL_TOP - (((uintptr_t)(chunk) << 32) | (uintptr_t)(off)))
+
+static size_t registry_count(uint64_t thread_id) {
+  size_t n = 0;
+  for (const StrobeThreadStack *t = strobe_registry.threads; t; t = t->next) n += t->thread_id == thread_id;
+  return n;
+}
+
+static void test_green_threads(void **state) {
+  (void)state;
+  TICK(fact_body, 0x9000); /* the OS thread's own stack */
+  StrobeDynStackHead prev7, prev8;
+  StrobeThreadStack *a = strobe_green_enter(7, &prev7);
+  assert_non_null(a);
+  assert_ptr_equal(strobe_dynstack_current(), a);
+  assert_int_equal(a->thread_id, 7);
+  assert_true((a->flags & STROBE_STACK_HASKELL) && (a->flags & STROBE_STACK_RUNNING));
+  assert_ptr_equal(a->head, &strobe_dynstack_head);
+  EXPECT_EMPTY();
+  TICK(level2, 0x5000);
+  TICK(level3, 0x4f00);
+  strobe_green_leave(a, &prev7, 0);
+  EXPECT(E(fact_body, 0x9000)); /* the OS thread's own again */
+  assert_ptr_equal(a->head, &a->parked);
+  assert_int_equal(a->tid, 0);
+  assert_false(a->flags & STROBE_STACK_RUNNING);
+  assert_int_equal(a->parked.top - a->entries + 1, 2);
+  StrobeThreadStack *b = strobe_green_enter(8, &prev8);
+  TICK(crash, 0x4000); /* deeper than a's entries, on the same OS thread: its own */
+  EXPECT(E(crash, 0x4000));
+  assert_int_equal(registry_count(7), 1);
+  assert_int_equal(registry_count(8), 1);
+  strobe_green_leave(b, &prev8, 1); /* finished: freed */
+  assert_null(strobe_green_find(8));
+  assert_int_equal(registry_count(8), 0);
+  assert_ptr_equal(strobe_green_find(7), a);
+  assert_ptr_equal(strobe_green_enter(7, &prev7), a); /* a runs again, as it was */
+  EXPECT(E(level3, 0x4f00), E(level2, 0x5000));
+  strobe_green_leave(a, &prev7, 1);
+  assert_null(strobe_green_find(7));
+  EXPECT(E(fact_body, 0x9000));
+}
+
+/* Many threads: the map grows and deletes (backward shift) without losing one. */
+static void test_green_threads_many(void **state) {
+  (void)state;
+  enum { N = 300 };
+  StrobeDynStackHead prev;
+  for (uint64_t id = 1; id <= N; id++) {
+    StrobeThreadStack *s = strobe_green_enter(id * 64, &prev); /* ids that collide */
+    TICK(level2, 0x5000 + id * 8);
+    strobe_green_leave(s, &prev, 0);
+  }
+  for (uint64_t id = 1; id <= N; id += 2) {
+    StrobeThreadStack *s = strobe_green_enter(id * 64, &prev);
+    strobe_green_leave(s, &prev, 1);
+  }
+  for (uint64_t id = 1; id <= N; id++) {
+    StrobeThreadStack *s = strobe_green_find(id * 64);
+    if (id % 2) {
+      assert_null(s);
+      continue;
+    }
+    assert_non_null(s);
+    assert_ptr_equal(strobe_green_enter(id * 64, &prev), s);
+    EXPECT(E(level2, 0x5000 + id * 8));
+    strobe_green_leave(s, &prev, 1);
+  }
+}
+
+static void test_stack_chunks(void **state) {
+  (void)state;
+  StrobeDynStackHead prev;
+  StrobeThreadStack *s = strobe_green_enter(9, &prev);
+  strobe_dynstack_rechunk(s, 0, 0x10000, 0, 0); /* its first chunk */
+  TICK(level2, 0xff00);
+  TICK(level3, 0xfe00);
+  /* an overflow: the frames deeper than 0x180 bytes from chunk 0's end were copied
+     to chunk 1, below its 16-byte underflow frame */
+  strobe_dynstack_rechunk(s, 1, 0x20000, 0x180, 16);
+  EXPECT(E(level3, 0x20000 - 0x90), E(level2, V(0, 0x100)));
+  TICK(crash, 0x1fe00);
+  EXPECT(E(crash, 0x1fe00), E(level3, 0x1ff70), E(level2, V(0, 0x100)));
+  POP(0x1fff0); /* chunk 1 returned up to its underflow frame: an older chunk's stays */
+  EXPECT(E(level2, V(0, 0x100)));
+  RET(0x1fff0);
+  EXPECT(E(level2, V(0, 0x100)));
+  TICK(crash, 0x1ffe0); /* pushed above it */
+  EXPECT(E(crash, 0x1ffe0), E(level2, V(0, 0x100)));
+  /* the underflow back to chunk 0, which a GC moved meanwhile: chunk 1's entries go */
+  strobe_dynstack_rechunk(s, 0, 0x30000, 0, 0);
+  EXPECT(E(level2, 0x2ff00));
+  strobe_dynstack_rechunk(s, 0, 0x50000, 0, 0); /* a GC moves it again */
+  EXPECT(E(level2, 0x4ff00));
+  assert_false(s->flags & STROBE_STACK_APPROX);
+  /* grown by two chunks unseen: kept where it was known, and marked approximate */
+  strobe_dynstack_rechunk(s, 2, 0x70000, 0, 0);
+  EXPECT(E(level2, V(0, 0x100)));
+  assert_true(s->flags & STROBE_STACK_APPROX);
+  /* every chunk gone but the bottom one, which has nothing */
+  strobe_dynstack_rechunk(s, 0, 0x80000, 0, 0);
+  EXPECT(E(level2, 0x7ff00));
+  strobe_green_leave(s, &prev, 1);
+}
+
 static void test_ret_is_inclusive(void **state) {
   (void)state;
   push_three();
@@ -2201,6 +2309,9 @@ int main(void) {
       RULE_TEST(test_tick_tail_cycle_truncates),
       RULE_TEST(test_tick_tail_limit),
       RULE_TEST(test_pop),
+      RULE_TEST(test_green_threads),
+      RULE_TEST(test_green_threads_many),
+      RULE_TEST(test_stack_chunks),
       RULE_TEST(test_ret_is_inclusive),
       RULE_TEST(test_full_stack_drops_oldest),
       RULE_TEST(test_full_stack_drops_a_quarter),

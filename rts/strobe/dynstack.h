@@ -147,16 +147,34 @@ STROBE_COUNTERS_FIELDS(STROBE_PIN)
 STROBE_STATIC_ASSERT(sizeof(StrobeCounters) == 48, "StrobeCounters: 6 words, in order");
 
 typedef struct StrobeDynStackHead StrobeDynStackHead;
+typedef struct StrobeThreadStack StrobeThreadStack;
+
+/* The thread-local head (section 3); a stack that no OS thread runs keeps its own. */
+struct StrobeDynStackHead {
+  STROBE_DYNSTACK_HEAD_FIELDS(STROBE_MEMBER)
+};
+
+STROBE_DYNSTACK_HEAD_FIELDS(STROBE_PIN)
+STROBE_STATIC_ASSERT(sizeof(StrobeDynStackHead) == 40, "StrobeDynStackHead is 40 bytes");
+
+enum {
+  STROBE_STACK_HASKELL = 1u << 0, /* a Haskell thread's stack (thread_id), not an OS
+                                     thread's own */
+  STROBE_STACK_RUNNING = 1u << 1, /* an OS thread (tid) runs it now: head is that
+                                     thread's head, else `parked` */
+  STROBE_STACK_APPROX = 1u << 2,  /* entries were kept whose place in the thread's
+                                     stack chunks could not be followed exactly: the
+                                     report says it may be off */
+};
 
 /* One thread's dynamic stack, allocated on its first tick (with its entries just after
  * it) and registered in strobe_registry until the thread exits. */
-typedef struct StrobeThreadStack StrobeThreadStack;
 struct StrobeThreadStack {
   STROBE_THREAD_STACK_FIELDS(STROBE_MEMBER)
 };
 
 STROBE_THREAD_STACK_FIELDS(STROBE_PIN)
-STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 112, "StrobeThreadStack is 112 bytes");
+STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 176, "StrobeThreadStack is 176 bytes");
 
 /* ==== 3. The thread's head ==========================================================
 
@@ -173,12 +191,6 @@ STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 112, "StrobeThreadStack is 112
 
 #define STROBE_DYNSTACK_HEAD_NAME "strobe_dynstack_head"
 
-struct StrobeDynStackHead {
-  STROBE_DYNSTACK_HEAD_FIELDS(STROBE_MEMBER)
-};
-
-STROBE_DYNSTACK_HEAD_FIELDS(STROBE_PIN)
-STROBE_STATIC_ASSERT(sizeof(StrobeDynStackHead) == 40, "StrobeDynStackHead is 40 bytes");
 
 extern STROBE_THREAD_LOCAL StrobeDynStackHead strobe_dynstack_head;
 extern const StrobeEntry strobe_dynstack_empty;
@@ -203,7 +215,7 @@ static inline const StrobeEntry *strobe_dynstack_at(const StrobeThreadStack *s, 
    leave when they exit; a change holds a lock in the runtime and keeps `generation`
    odd while the list is inconsistent. */
 #define STROBE_REGISTRY_MAGIC 0x42525453u /* the bytes "STRB" */
-#define STROBE_REGISTRY_VERSION 2u
+#define STROBE_REGISTRY_VERSION 3u
 
 enum {
   STROBE_REGISTRY_POPS_EVERYWHERE = 1u << 0, /* the options in effect (flags) */
@@ -438,6 +450,74 @@ void strobe_dynstack_configure(const struct StrobeOptions *opts);
 /* Forgets the calling thread's stack and takes it off the registry, as its exit does;
  * its next tick starts a new one. */
 void strobe_dynstack_release(void);
+
+/* ==== 6. Haskell threads and stack chunks ============================================
+
+   Note [Haskell threads and stack chunks]
+   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+   Under GHC's runtime many Haskell threads run on one OS thread, one Haskell thread
+   may run on several OS threads in turn (-threaded), and a thread's Cmm stack is a
+   chain of chunks that GHC allocates, copies and moves.  The runtime keeps one stack
+   (a StrobeThreadStack) per Haskell thread, keyed by its id (thread_id), and the
+   thread-local head is always the head of the stack that runs on the OS thread now:
+     - strobe_green_enter binds a Haskell thread's stack to the calling OS thread
+       (creating it on first use) and parks what ran there before; strobe_green_leave
+       parks it again (its head copied to `parked`, `head` pointing there, tid 0) and
+       frees it when the thread has finished.  GHC's scheduler passes through StgRun
+       at every switch of Haskell thread on an OS thread; rts/ghc_threads.c wraps it.
+     - A Haskell thread's chunks change only in three ways (GHC 9.0): an overflow
+       (the scheduler's threadStackOverflow, between two StgRuns), an underflow
+       (threadStackUnderflow, called by the underflow frame and by the exception
+       code when it unwinds a chunk), and a GC that moves a small chunk (between two
+       StgRuns).  ghc_threads.c wraps threadStackUnderflow and checks the chunk at
+       every StgRun; each change reaches strobe_dynstack_rechunk.  So the inline fast
+       paths never see a chunk change: they are what they are for one stack.
+   Watermarks (Note [Watermarks]) are then of two kinds:
+     raw      wm < STROBE_WM_VIRTUAL: a Cmm Sp in the stack's current top chunk, the
+              one that ends at chunk_end and is chunk_index from the bottom;
+     virtual  STROBE_WM_VIRTUAL <= wm < UINTPTR_MAX: an entry in an older chunk,
+              encoded as STROBE_WM_VIRTUAL_TOP - (index << 32 | offset), the offset
+              in bytes from that chunk's end: a position that no move changes.
+   Invariants, kept by every change:
+     I1. Every raw watermark is in the current top chunk; every entry of an older
+         chunk is virtual; no entry is in a chunk that is gone.
+     I2. Watermarks never decrease from the top down (a deeper chunk is newer, a
+         virtual watermark is above every Sp), so the fast paths' rules hold across
+         chunks: they never pop a virtual entry and always push above one.
+     I3. Only the OS thread that runs a stack changes it, and a debugger reads any
+         stack through its record's `head` at any stop (the switches order their
+         writes so that `head` and what it points at agree; `flags` says RUNNING).
+   strobe_dynstack_rechunk(s, top, top_end, split, split_to) moves s to a chain whose
+   top chunk is `top` and ends at top_end: every raw watermark becomes its position
+   (offset from chunk_end in chunk_index); if `split` is nonzero, the chunk
+   chunk_index overflowed into chunk_index + 1, and the frames deeper than `split`
+   bytes from its end were copied to that new chunk, at (offset - split + split_to)
+   bytes from its end.  Entries in chunks above `top` are popped (their frames
+   returned or were unwound), entries in `top` become raw again, others stay
+   virtual.  A change it cannot follow (a chain that grew by more than one chunk, an
+   offset past 4 GiB) keeps the entries where they were last known and sets
+   STROBE_STACK_APPROX, which the report prints.  A standalone program never calls
+   it: its stack has one chunk and its watermarks are all raw. */
+
+#define STROBE_WM_VIRTUAL (UINTPTR_MAX / 2 + 1)           /* 2^63: above any Sp */
+#define STROBE_WM_VIRTUAL_TOP (UINTPTR_MAX - UINT32_MAX - 1) /* index 0, offset 0 */
+
+/* Binds the stack of Haskell thread `id` (made on first use) to the calling OS
+ * thread, as its head; what the OS thread ran before goes to *prev (with its tick
+ * count) and is parked.  Returns the stack, or NULL if it could not be made (the OS
+ * thread then keeps what it had). */
+StrobeThreadStack *strobe_green_enter(uint64_t id, StrobeDynStackHead *prev);
+
+/* Parks s (bound by strobe_green_enter on this OS thread) and binds prev again; with
+ * finished, s leaves the registry and is freed (its counters go to `exited`). */
+void strobe_green_leave(StrobeThreadStack *s, const StrobeDynStackHead *prev, int finished);
+
+/* The stack of Haskell thread id, or NULL if it has none. */
+StrobeThreadStack *strobe_green_find(uint64_t id);
+
+/* Note [Haskell threads and stack chunks]. */
+void strobe_dynstack_rechunk(StrobeThreadStack *s, uint32_t top, uintptr_t top_end,
+                             uintptr_t split, uintptr_t split_to);
 
 #ifdef __cplusplus
 }
