@@ -2,6 +2,7 @@
 # Loaded through the site config that CMake writes into build/lit-tests/.
 import os
 import shutil
+import sys
 
 import lit.formats
 
@@ -16,6 +17,9 @@ config.test_exec_root = os.path.join(config.strobe_obj_root, "lit-tests")
 config.environment["PATH"] = os.pathsep.join(
     [config.strobe_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
+# The source tree (docs, scripts), and the Python that runs lit for strobe's own scripts.
+config.substitutions.append(("%strobe_src", config.strobe_src_root))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%strobec", os.path.join(config.strobe_tools_dir, "strobec")))
 config.substitutions.append(("%corpus", config.strobe_corpus))
 # The strobe-instrument pass for opt -load-pass-plugin and clang -fpass-plugin.
