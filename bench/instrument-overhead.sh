@@ -23,7 +23,7 @@
 # Environment: RUNS (wall-time runs, default 5); IR_TIMEOUT (seconds per callgrind run,
 # default 300, 0 = none; a run cut short reports the Ir it reached, as a lower bound '>');
 # STROBEC (default build/strobec), RTLIB (build/rts/libstrobe-rt-standalone.a), CC (clang-22),
-# STROBE_CORPUS (default ../shared/corpus/ghc902).
+# STROBE_CORPUS (the GHC 9.0.2 corpus directory; default: the one CMakeLists.txt defaults it to).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)

@@ -6,7 +6,8 @@
 # median of each stage over the runs, and prints strobec's own share of the total:
 #   (read + parse + types + scopes + ticks + lower) / total
 # the rest being LLVM's (optimize, codegen+write). `total` is strobec's sum of its stages.
-# Environment: STROBE_CORPUS (default ../shared/corpus/ghc902).
+# Environment: STROBE_CORPUS, the GHC 9.0.2 corpus directory (default: the one CMakeLists.txt
+# defaults STROBE_CORPUS to).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)

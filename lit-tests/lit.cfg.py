@@ -2,6 +2,7 @@
 # Loaded through the site config that CMake writes into build/lit-tests/.
 import os
 import shutil
+import sys
 
 import lit.formats
 
@@ -16,6 +17,9 @@ config.test_exec_root = os.path.join(config.strobe_obj_root, "lit-tests")
 config.environment["PATH"] = os.pathsep.join(
     [config.strobe_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 )
+# The source tree (docs, scripts), and the Python that runs lit for strobe's own scripts.
+config.substitutions.append(("%strobe_src", config.strobe_src_root))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%strobec", os.path.join(config.strobe_tools_dir, "strobec")))
 config.substitutions.append(("%corpus", config.strobe_corpus))
 # The strobe-instrument pass for opt -load-pass-plugin and clang -fpass-plugin.
@@ -39,6 +43,30 @@ if config.strobe_sanitize:
     lldb = "env ASAN_OPTIONS=detect_leaks=0:" + config.environment["ASAN_OPTIONS"] + " " + lldb
 config.substitutions.append(("%lldb", lldb))
 config.substitutions.append(("%examples", os.path.join(config.strobe_src_root, "examples")))
+
+# The runtime's layouts as FileCheck numeric variables, from the strobe_abi.py the build
+# generates from its header (lldb/strobe_abi_gen.c): `FileCheck %abi_vars` lets a test
+# match `i64 [[#ENTRY_WM]]` instead of spelling an offset again.  <RECORD>_<FIELD> is a
+# field's offset and <RECORD>_SIZE a record's size, RECORD one of the prefixes below.
+def abi_vars():
+    path = os.path.join(config.strobe_obj_root, "lldb", "strobe_abi.py")
+    if not os.path.exists(path):
+        return "--strobe-abi-py-is-missing"  # FileCheck refuses it: build strobe first
+    abi = {}
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), abi)
+    prefixes = {"StrobeTickDesc": "DESC", "StrobeEntry": "ENTRY", "StrobeCounters": "COUNTERS",
+                "StrobeThreadStack": "THREAD", "StrobeDynStackHead": "HEAD",
+                "StrobeRegistry": "REGISTRY"}
+    out = []
+    for record, (size, fields) in abi["LAYOUTS"].items():
+        out.append("-D#%s_SIZE=%d" % (prefixes[record], size))
+        out += ["-D#%s_%s=%d" % (prefixes[record], name.upper(), offset)
+                for name, offset, _, _ in fields]
+    return " ".join(out)
+
+
+config.substitutions.append(("%abi_vars", abi_vars()))
 
 for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-objdump", "llvm-objcopy", "llvm-readelf"]:
     # Only a word of its own (between spaces, pipes, ...), never part of a path or option.

@@ -47,7 +47,7 @@ step build/strobec --emit=scopes examples/fib_ack/fib_ack.dump-cmm -o "$tmp/scop
 sed -n '1,/^group 2/p' "$tmp/scopes.txt" | sed '$d'
 
 echo
-echo "== examples/crash: lower to an object with Haskell DWARF, link with libstrobe-rt, run"
+echo "== examples/crash: lower to an object with Haskell DWARF, link with libstrobe-rt-standalone, run"
 step build/strobec --entry=Main.main_entry -O0 examples/crash/crash.cmm -o "$tmp/crash.o"
 step clang-22 "$tmp/crash.o" build/rts/libstrobe-rt-standalone.a -o "$tmp/crash"
 step sh -c "ulimit -c 0; $tmp/crash; echo \"exit status \$?\"" || true

@@ -178,7 +178,8 @@ static void test_bitwise_chains(void **state) {
     free(t);
   }
   static const struct { const char *text; unsigned col; const char *what; } refused[] = {
-      /* GHC's own text: loops/O1 and a bit reversal (lit-tests/cmm/Inputs/bitrev) */
+      /* GHC's own text: loops/O1 and a bit reversal
+         (lit-tests/cmm/Inputs/bitwise/BitRev.dump-cmm-raw) */
       {"(_s5l6::I64 << 5) | (_s5l6::I64 >> 59) & 18446744073709551612 | 1", 40,
        "both 'x | (y & z)' and '(x | y) & z' as 'x | y & z'"},
       {"(_s1Po::I64 << 1) | _s1Pn::I64 & 1", 32, "'x | (y & z)'"},

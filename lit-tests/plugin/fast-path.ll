@@ -1,5 +1,5 @@
 ; RUN: opt -load-pass-plugin=%strobe_plugin -passes=strobe-instrument -S %s \
-; RUN:   | FileCheck %s --implicit-check-not=strobe.tick --implicit-check-not=strobe.pop \
+; RUN:   | FileCheck %s %abi_vars --implicit-check-not=strobe.tick --implicit-check-not=strobe.pop \
 ; RUN:       --implicit-check-not=strobe.ret
 ; RUN: opt -load-pass-plugin=%strobe_plugin -passes=strobe-instrument,verify -disable-output %s
 ; Each intrinsic of an instrumented function becomes the inline fast path of strobe/
@@ -9,7 +9,7 @@
 ; the walk down the stale entries; branches weighted unlikely to a cold block calling
 ; the slow path.  A descriptor without STROBE_DESC_NESTED leaves all but the repeat to
 ; the runtime (nested.ll).  Every new instruction keeps the debug location of the call
-; it replaces.
+; it replaces.  Offsets are the runtime's, from strobe_abi.py (%abi_vars, lit.cfg.py).
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
@@ -30,20 +30,20 @@ declare void @strobe.ret(i64)
 ; ret(sp): the top's wm <=u sp -> walk down the stale entries
 ; CHECK-NEXT:    [[H:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head), !dbg [[L1]]
 ; CHECK-NEXT:    [[T0:%.*]] = load ptr, ptr [[H]], align 8, !dbg [[L1]]
-; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T0]], i64 8, !dbg [[L1]]
+; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T0]], i64 [[#ENTRY_WM]], !dbg [[L1]]
 ; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L1]]
 ; CHECK-NEXT:    [[STALE:%.*]] = icmp ule i64 [[WM]], %sp, !dbg [[L1]]
 ; CHECK-NEXT:    br i1 [[STALE]], label %[[RLOOP:ret.loop[0-9]*]], label %[[RCONT:ret.cont[0-9]*]], !dbg [[L1]]{{$}}
 ; CHECK:       [[RLOOP]]:
 ; CHECK-NEXT:    [[T:%.*]] = phi ptr [ [[T0]], %entry ], [ [[B:%[a-z.0-9]+]], %[[RLOOP]] ], !dbg [[L1]]
-; CHECK-NEXT:    [[B]] = getelementptr inbounds i8, ptr [[T]], i64 -32, !dbg [[L1]]
-; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[B]], i64 8, !dbg [[L1]]
+; CHECK-NEXT:    [[B]] = getelementptr inbounds i8, ptr [[T]], i64 -[[#ENTRY_SIZE]], !dbg [[L1]]
+; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[B]], i64 [[#ENTRY_WM]], !dbg [[L1]]
 ; CHECK-NEXT:    [[BWM:%.*]] = load i64, ptr [[BWA]], align 8, !dbg [[L1]]
 ; CHECK-NEXT:    [[BST:%.*]] = icmp ule i64 [[BWM]], %sp, !dbg [[L1]]
 ; CHECK-NEXT:    br i1 [[BST]], label %[[RLOOP]], label %[[RDONE:ret.done[0-9]*]], !dbg [[L1]]
 ; below the base (the dropped entries) -> cold, else publish the new top
 ; CHECK:       [[RDONE]]:
-; CHECK-NEXT:    [[BASEA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 24, !dbg [[L1]]
+; CHECK-NEXT:    [[BASEA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 [[#HEAD_BASE]], !dbg [[L1]]
 ; CHECK-NEXT:    [[BASE:%.*]] = load ptr, ptr [[BASEA]], align 8, !dbg [[L1]]
 ; CHECK-NEXT:    [[UNDER:%.*]] = icmp ult ptr [[B]], [[BASE]], !dbg [[L1]]
 ; CHECK-NEXT:    br i1 [[UNDER]], label %[[RCOLD:ret.cold[0-9]*]], label %[[RSET:ret.set[0-9]*]], !dbg [[L1]], !prof [[THEN_COLD:![0-9]+]]
@@ -53,12 +53,12 @@ declare void @strobe.ret(i64)
 ; tick(desc, sp): count it; deeper than the top -> push
 ; CHECK:       [[RCONT]]:
 ; CHECK-NEXT:    [[H:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head), !dbg [[L2:![0-9]+]]
-; CHECK-NEXT:    [[TKA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    [[TKA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 [[#HEAD_TICKS]], !dbg [[L2]]
 ; CHECK-NEXT:    [[TK:%.*]] = load atomic i64, ptr [[TKA]] monotonic, align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[TK1:%.*]] = add i64 [[TK]], 1, !dbg [[L2]]
 ; CHECK-NEXT:    store atomic i64 [[TK1]], ptr [[TKA]] monotonic, align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[T:%.*]] = load ptr, ptr [[H]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 [[#ENTRY_WM]], !dbg [[L2]]
 ; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[DEEPER:%.*]] = icmp ult i64 %sp, [[WM]], !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[DEEPER]], label %[[ROOM:tick.room[0-9]*]], label %[[SAME:tick.same[0-9]*]], !dbg [[L2]]{{$}}
@@ -77,14 +77,14 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    br i1 [[ATTOP]], label %[[REPEAT:tick.repeat[0-9]*]], label %[[POPPED:tick.popped[0-9]*]], !dbg [[L2]]{{$}}
 ; siblings were popped: it runs again (its tail flag cleared), and is the top
 ; CHECK:       [[POPPED]]:
-; CHECK-NEXT:    [[FA:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    [[FA:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 [[#ENTRY_FLAGS]], !dbg [[L2]]
 ; CHECK-NEXT:    [[FL:%.*]] = load i32, ptr [[FA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[FL1:%.*]] = and i32 [[FL]], -2, !dbg [[L2]]
 ; CHECK-NEXT:    store i32 [[FL1]], ptr [[FA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    store atomic ptr [[AT]], ptr [[H]] release, align 8, !dbg [[L2]]
 ; CHECK-NEXT:    br label %[[REPEAT]], !dbg [[L2]]
 ; CHECK:       [[REPEAT]]:
-; CHECK-NEXT:    [[RA:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    [[RA:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 [[#ENTRY_REPEATS]], !dbg [[L2]]
 ; CHECK-NEXT:    [[R:%.*]] = load atomic i64, ptr [[RA]] monotonic, align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[R1:%.*]] = add i64 [[R]], 1, !dbg [[L2]]
 ; CHECK-NEXT:    store atomic i64 [[R1]], ptr [[RA]] monotonic, align 8, !dbg [[L2]]
@@ -95,33 +95,33 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    br i1 [[ENC]], label %[[ROOM]], label %[[SIB:tick.sibling[0-9]*]], !dbg [[L2]]{{$}}
 ; desc's function -> a finished sibling: pop it (rule 2c); another function -> cold
 ; CHECK:       [[SIB]]:
-; CHECK-NEXT:    [[DFA:%.*]] = getelementptr inbounds i8, ptr [[D]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    [[DFA:%.*]] = getelementptr inbounds i8, ptr [[D]], i64 [[#DESC_FUNCTION]], !dbg [[L2]]
 ; CHECK-NEXT:    [[DF:%.*]] = load ptr, ptr [[DFA]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[FN:%.*]] = load ptr, ptr getelementptr inbounds (i8, ptr @desc, i64 24), align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[FN:%.*]] = load ptr, ptr getelementptr inbounds (i8, ptr @desc, i64 [[#DESC_FUNCTION]]), align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[SAMEF:%.*]] = icmp eq ptr [[DF]], [[FN]], !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[SAMEF]], label %[[STEP]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
 ; CHECK:       [[STEP]]:
-; CHECK-NEXT:    [[BELOW]] = getelementptr inbounds i8, ptr [[AT]], i64 -32, !dbg [[L2]]
-; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[BELOW]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[BELOW]] = getelementptr inbounds i8, ptr [[AT]], i64 -[[#ENTRY_SIZE]], !dbg [[L2]]
+; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[BELOW]], i64 [[#ENTRY_WM]], !dbg [[L2]]
 ; CHECK-NEXT:    [[BWM:%.*]] = load i64, ptr [[BWA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[BSAME:%.*]] = icmp eq i64 [[BWM]], %sp, !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[BSAME]], label %[[WALK]], label %[[ROOM]], !dbg [[L2]]{{$}}
 ; the push, on the top, on an enclosing entry, or on what the pops left (rule 3)
 ; CHECK:       [[ROOM]]:
 ; CHECK-NEXT:    [[BASE:%.*]] = phi ptr [ [[T]], %[[RCONT]] ], [ [[AT]], %[[OTHER]] ], [ [[BELOW]], %[[STEP]] ], !dbg [[L2]]
-; CHECK-NEXT:    [[N:%.*]] = getelementptr inbounds i8, ptr [[BASE]], i64 32, !dbg [[L2]]
-; CHECK-NEXT:    [[LIMA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[N:%.*]] = getelementptr inbounds i8, ptr [[BASE]], i64 [[#ENTRY_SIZE]], !dbg [[L2]]
+; CHECK-NEXT:    [[LIMA:%.*]] = getelementptr inbounds i8, ptr [[H]], i64 [[#HEAD_LIMIT]], !dbg [[L2]]
 ; CHECK-NEXT:    [[LIM:%.*]] = load ptr, ptr [[LIMA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[HASROOM:%.*]] = icmp ult ptr [[N]], [[LIM]], !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[HASROOM]], label %[[PUSH:tick.push[0-9]*]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
 ; the entry {desc, sp, 0, 0}, then the release store of the top
 ; CHECK:       [[PUSH]]:
 ; CHECK-NEXT:    store ptr @desc, ptr [[N]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 8, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 [[#ENTRY_WM]], !dbg [[L2]]
 ; CHECK-NEXT:    store i64 %sp, ptr [[F]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 16, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 [[#ENTRY_REPEATS]], !dbg [[L2]]
 ; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
-; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 24, !dbg [[L2]]
+; CHECK-NEXT:    [[F:%.*]] = getelementptr inbounds i8, ptr [[N]], i64 [[#ENTRY_FLAGS]], !dbg [[L2]]
 ; CHECK-NEXT:    store i64 0, ptr [[F]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    store atomic ptr [[N]], ptr [[H]] release, align 8, !dbg [[L2]]
 ; CHECK-NEXT:    br label %[[TCONT]], !dbg [[L2]]
@@ -131,7 +131,7 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    %sp.up = ptrtoint ptr %Sp.up to i64, !dbg [[L3]]
 ; CHECK-NEXT:    [[H:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head), !dbg [[L3]]
 ; CHECK-NEXT:    [[T0:%.*]] = load ptr, ptr [[H]], align 8, !dbg [[L3]]
-; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T0]], i64 8, !dbg [[L3]]
+; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T0]], i64 [[#ENTRY_WM]], !dbg [[L3]]
 ; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L3]]
 ; CHECK-NEXT:    [[STALE:%.*]] = icmp ult i64 [[WM]], %sp.up, !dbg [[L3]]
 ; CHECK-NEXT:    br i1 [[STALE]], label %[[PLOOP:pop.loop[0-9]*]], label %[[PCONT:pop.cont[0-9]*]], !dbg [[L3]], !prof [[THEN_COLD]]

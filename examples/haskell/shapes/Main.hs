@@ -1,4 +1,4 @@
--- shapes: a multi-module Haskell program for strobe-ghc (examples/haskell/README.md):
+-- shapes: a multi-module Haskell program for strobe-ghc (examples/README.md, "haskell/shapes"):
 -- a type class across modules, Data.Map, IORef, exceptions (throw/catch, error,
 -- evaluate) and threads (forkIO, MVar).  With --fail it ends in an uncaught exception.
 module Main (main) where
