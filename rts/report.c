@@ -155,6 +155,20 @@ int strobe_dynstack_dump_at(int fd, uintptr_t sp) {
 
 int strobe_dynstack_dump(int fd) { return strobe_dynstack_dump_at(fd, 0); }
 
+int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uint32_t n,
+                     uint64_t older, bool busy) {
+  Out o = {.fd = fd};
+  put(&o, header);
+  for (uint32_t i = 0; i < n; i++) put_entry(&o, i, &entries[i]);
+  if (older > 0) {
+    put(&o, "... ");
+    put_count(&o, older, "older entry not kept\n", "older entries not kept\n");
+  }
+  if (busy) put(&o, "(the dynamic stack was changing when it was copied: it may be off)\n");
+  flush(&o);
+  return o.failed ? -1 : (int)n;
+}
+
 /* ---- statistics and the report at exit -------------------------------------------- */
 
 static void put_spaces(Out *o, size_t n) {

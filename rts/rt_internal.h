@@ -3,6 +3,7 @@
  *   dynstack.c    the dynamic stack: slow paths, thread stacks, registry, statistics
  *   report.c      printing it: on demand, on a fatal signal, at exit
  *   options.c     STROBE_OPTIONS
+ *   ghc_exceptions.c  reports at a GHC program's raises (linked by strobe-ghc)
  *   standalone.c  what a standalone Cmm program runs on
  */
 #ifndef STROBE_RT_INTERNAL_H
@@ -31,6 +32,12 @@ int rt_install_fatal_handlers(void);
 
 /* Tells the handler where the standalone program's guard page is: [lo, hi). */
 void rt_set_guard_page(uintptr_t lo, uintptr_t hi);
+
+/* Writes header, then entries[0..n) (newest first) as a report prints them, then a
+ * line counting the `older` entries that were not copied, and a warning if the stack
+ * was `busy` when they were.  write(2) only.  Returns n, or -1 if a write failed. */
+int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uint32_t n,
+                     uint64_t older, bool busy);
 
 /* The report at exit (registered with atexit; prints only if report_at_exit is on). */
 void rt_report_at_exit(void);

@@ -1,0 +1,315 @@
+/* ghc_exceptions.c — the dynamic stack at the raises of a GHC program's exceptions
+ * (docs/exceptions.md).
+ *
+ * strobe-ghc links an instrumented program with these linker options, which route
+ * calls between GHC's own libraries through the functions here (`--wrap=SYM` sends an
+ * undefined reference to SYM to __wrap_SYM, and __real_SYM to the original):
+ *
+ *   raiseExceptionHelper  called by raise# and raiseIO# (GHC's Exception.cmm) on the
+ *                         raising thread, before it unwinds the stack: a snapshot of
+ *                         that thread's dynamic stack, and with report_raise a report;
+ *   errorBelch2           called by base's top handler (GHC.TopHandler, and
+ *                         GHC.Conc.Sync for a forkIO thread) to print the message of
+ *                         an exception that nothing caught: the snapshot of its raise
+ *                         goes first, with report_uncaught (the default);
+ *   throwTo, throwToSingleThreaded, throwToSingleThreaded_, throwToSelf, raiseAsync
+ *                         an asynchronous exception (throwTo, killThread, timeout, the
+ *                         runtime's BlockedIndefinitely…): recorded against its target,
+ *                         so that the report of a later message does not show the
+ *                         stack of an earlier, unrelated raise.
+ *
+ * The snapshots.  A process-wide table of RT_RAISE_SLOTS slots (ghc_exceptions.h), one
+ * per Haskell thread id modulo that, each with RT_RAISE_RECORDS records of at most
+ * RT_SNAPSHOT_ENTRIES entries: copying
+ * at a raise is bounded, allocates nothing and takes the slot's own lock only.  A
+ * raise of the exception (the same closure) that a record of the thread holds already
+ * is a rethrow (`finally`, `bracket`, `onException`, `catch` and `throwIO e`): the
+ * record keeps the stack of the first raise.  Two threads whose ids share a slot evict
+ * each other's records; a lookup that finds none of its thread's reports nothing.
+ *
+ * GHC's layouts (x86-64, GHC 9.0.2, no profiling: a closure header is one word), from
+ * its DerivedConstants.h: StgTSO.stackobj at 24, StgTSO.id at 48 (64 bits),
+ * StgStack.sp at 16, Capability.r at 24, StgRegTable.rCurrentTSO at 872. */
+#define _DEFAULT_SOURCE
+#include "rt_internal.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ghc_exceptions.h"
+
+/* ---- GHC's side ------------------------------------------------------------------- */
+
+enum {
+  TSO_STACKOBJ = 24,
+  TSO_ID = 48,
+  STACK_SP = 16,
+  CAP_R = 24,
+  REG_CURRENT_TSO = 872,
+};
+
+static uintptr_t word_at(const void *p, size_t off) {
+  uintptr_t v;
+  memcpy(&v, (const char *)p + off, sizeof v);
+  return v;
+}
+
+uint64_t rt_ghc_tso_id(const void *tso) { return (uint64_t)word_at(tso, TSO_ID); }
+
+uintptr_t rt_ghc_tso_sp(const void *tso) {
+  const void *stack = (const void *)word_at(tso, TSO_STACKOBJ);
+  return stack ? word_at(stack, STACK_SP) : 0;
+}
+
+/* GHC's functions that the wraps call on (the linker's __real_ names). */
+uintptr_t __real_raiseExceptionHelper(void *reg, void *tso, void *exception);
+void __real_errorBelch2(const char *fmt, char *msg);
+void *__real_throwTo(void *cap, void *source, void *target, void *exception);
+void __real_throwToSingleThreaded(void *cap, void *tso, void *exception);
+void __real_throwToSingleThreaded_(void *cap, void *tso, void *exception, bool stop_at_atomically);
+void __real_throwToSelf(void *cap, void *tso, void *exception);
+void __real_raiseAsync(void *cap, void *tso, void *exception, bool stop_at_atomically,
+                       void *stop_here);
+void *rts_unsafeGetMyCapability(void);
+
+/* ---- options ---------------------------------------------------------------------- */
+
+static pthread_once_t options_once = PTHREAD_ONCE_INIT;
+static bool opt_uncaught, opt_raise;
+
+static void read_options(void) {
+  StrobeOptions o;
+  /* a bad STROBE_OPTIONS is reported by the dynamic stack's own set-up; here it means
+   * the defaults, as there */
+  if (strobe_options_parse(getenv("STROBE_OPTIONS"), &o)) strobe_options_parse(NULL, &o);
+  opt_uncaught = o.report_uncaught;
+  opt_raise = o.report_raise;
+}
+
+void rt_ghc_exceptions_configure(bool uncaught, bool raise) {
+  pthread_once(&options_once, read_options);
+  opt_uncaught = uncaught;
+  opt_raise = raise;
+}
+
+/* ---- snapshots -------------------------------------------------------------------- */
+
+void rt_snapshot_take(RtSnapshot *snap, const StrobeThreadStack *s, uintptr_t sp) {
+  snap->n = 0;
+  snap->older = 0;
+  snap->busy = false;
+  if (!s) return;
+  snap->busy = s->busy != 0;
+  uint32_t depth = strobe_dynstack_depth(s), i = 0;
+  /* the entries that the next pop at sp would remove are finished (Note [Watermarks]
+   * in strobe/dynstack.h): the raise is at sp */
+  while (i < depth && strobe_dynstack_at(s, i)->wm < sp) i++;
+  for (; i < depth; i++) {
+    if (snap->n < RT_SNAPSHOT_ENTRIES) snap->entries[snap->n++] = *strobe_dynstack_at(s, i);
+    else snap->older++;
+  }
+  if (s->dropped > 0 && (snap->n > 0 || s->dropped_wm >= sp)) snap->older += s->dropped;
+}
+
+/* ---- the table -------------------------------------------------------------------- */
+
+static RtRaiseTable table;
+static uint64_t next_seq; /* atomic */
+
+static void lock(RtRaiseSlot *slot) {
+  while (__atomic_test_and_set(&slot->lock, __ATOMIC_ACQUIRE)) sched_yield();
+}
+
+static void unlock(RtRaiseSlot *slot) { __atomic_clear(&slot->lock, __ATOMIC_RELEASE); }
+
+static RtRaiseSlot *slot_of(RtRaiseTable *t, uint64_t id) { return &t->slots[id % RT_RAISE_SLOTS]; }
+
+static uint64_t new_seq(void) { return __atomic_add_fetch(&next_seq, 1, __ATOMIC_RELAXED); }
+
+RtRaiseTable *rt_raise_table(void) { return &table; }
+
+RtRaised rt_raise_record(RtRaiseTable *t, uint64_t id, uintptr_t exception,
+                     const StrobeThreadStack *s, uintptr_t sp, RtSnapshot *out) {
+  RtRaiseSlot *slot = slot_of(t, id);
+  bool rethrow = false;
+  lock(slot);
+  if (slot->async_seq && slot->async_id == id && slot->async_exception == exception) {
+    /* the delivery of the asynchronous exception: raiseAsync left the thread to raise
+     * it (stg_raise) at its handler, where the stack it was interrupted in is gone */
+    slot->async_seq = new_seq();
+    unlock(slot);
+    return RT_RAISED_ASYNC;
+  }
+  RtRaiseRecord *r = NULL;
+  for (int i = 0; i < RT_RAISE_RECORDS; i++) {
+    RtRaiseRecord *c = &slot->records[i];
+    if (c->seq && c->id == id && c->exception == exception) r = c;
+  }
+  if (r) { /* a rethrow: the record keeps its stack, and is the thread's newest */
+    rethrow = true;
+    r->rethrows++;
+  } else {
+    r = &slot->records[0]; /* the oldest, or one not in use */
+    for (int i = 1; i < RT_RAISE_RECORDS; i++)
+      if (slot->records[i].seq < r->seq) r = &slot->records[i];
+    r->id = id;
+    r->exception = exception;
+    r->rethrows = 0;
+    rt_snapshot_take(&r->snap, s, sp);
+  }
+  r->seq = new_seq();
+  if (out) *out = r->snap;
+  unlock(slot);
+  return rethrow ? RT_RAISED_AGAIN : RT_RAISED;
+}
+
+void rt_raise_async(RtRaiseTable *t, uint64_t id, uintptr_t exception) {
+  RtRaiseSlot *slot = slot_of(t, id);
+  lock(slot);
+  slot->async_id = id;
+  slot->async_exception = exception;
+  slot->async_seq = new_seq();
+  unlock(slot);
+}
+
+RtRaiseLookup rt_raise_lookup(RtRaiseTable *t, uint64_t id, RtSnapshot *out) {
+  RtRaiseSlot *slot = slot_of(t, id);
+  RtRaiseLookup what = RT_RAISE_NONE;
+  lock(slot);
+  const RtRaiseRecord *newest = NULL;
+  for (int i = 0; i < RT_RAISE_RECORDS; i++) {
+    const RtRaiseRecord *c = &slot->records[i];
+    if (c->seq && c->id == id && (!newest || c->seq > newest->seq)) newest = c;
+  }
+  if (slot->async_seq && slot->async_id == id && (!newest || slot->async_seq > newest->seq)) {
+    what = RT_RAISE_ASYNC;
+  } else if (newest) {
+    what = RT_RAISE_SYNC;
+    *out = newest->snap;
+  }
+  unlock(slot);
+  return what;
+}
+
+/* ---- reports ---------------------------------------------------------------------- */
+
+static void write_all(int fd, const char *s) {
+  for (size_t n = strlen(s); n > 0;) {
+    ssize_t w = write(fd, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= (size_t)w;
+  }
+}
+
+/* "strobe: <what> in Haskell thread <id><rest>" into buf. */
+static void line(char *buf, size_t size, const char *what, uint64_t id, const char *rest) {
+  char digits[24];
+  size_t k = sizeof digits;
+  digits[--k] = '\0';
+  do digits[--k] = (char)('0' + id % 10);
+  while ((id /= 10) != 0);
+  buf[0] = '\0';
+  const char *parts[] = {"strobe: ", what, " in Haskell thread ", digits + k, rest};
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    strncat(buf, parts[i], size - strlen(buf) - 1);
+}
+
+void rt_report_raise(int fd, uint64_t id, RtRaised how, const RtSnapshot *snap) {
+  char h[200];
+  bool rethrow = how == RT_RAISED_AGAIN;
+  const char *what = rethrow ? "exception raised again" : "exception raised";
+  if (how == RT_RAISED_ASYNC) {
+    line(h, sizeof h, "asynchronous exception raised", id,
+         " (throwTo, killThread, timeout or the runtime); no dynamic stack is kept for it\n");
+    write_all(fd, h);
+    return;
+  }
+  if (snap->n == 0 && snap->older == 0) {
+    line(h, sizeof h, what, id, "; the dynamic stack is empty\n");
+    write_all(fd, h);
+    return;
+  }
+  line(h, sizeof h, what, id,
+       rethrow ? "; the dynamic stack at its first raise, newest first:\n"
+               : "; the dynamic stack, newest first:\n");
+  rt_write_entries(fd, h, snap->entries, snap->n, snap->older, snap->busy);
+}
+
+void rt_report_uncaught(int fd, uint64_t id, RtRaiseLookup what, const RtSnapshot *snap) {
+  char h[200];
+  if (what == RT_RAISE_ASYNC) {
+    line(h, sizeof h, "uncaught exception", id,
+         ": it was thrown to the thread asynchronously (throwTo, killThread, timeout or "
+         "the runtime); no dynamic stack was kept for it\n");
+    write_all(fd, h);
+    return;
+  }
+  if (what != RT_RAISE_SYNC || (snap->n == 0 && snap->older == 0)) return;
+  line(h, sizeof h, "uncaught exception", id, "; the dynamic stack at its raise, newest first:\n");
+  rt_write_entries(fd, h, snap->entries, snap->n, snap->older, snap->busy);
+}
+
+/* ---- the wraps -------------------------------------------------------------------- */
+
+/* The closure, whatever the pointer's tag. */
+static uintptr_t untag(const void *closure) { return (uintptr_t)closure & ~(uintptr_t)7; }
+
+static void async_to(void *target, void *exception) {
+  if (target) rt_raise_async(&table, rt_ghc_tso_id(target), untag(exception));
+}
+
+uintptr_t __wrap_raiseExceptionHelper(void *reg, void *tso, void *exception) {
+  pthread_once(&options_once, read_options);
+  if (tso) {
+    uint64_t id = rt_ghc_tso_id(tso);
+    RtSnapshot snap;
+    RtRaised how = rt_raise_record(&table, id, untag(exception), strobe_dynstack_current(),
+                                   rt_ghc_tso_sp(tso), opt_raise ? &snap : NULL);
+    if (opt_raise) rt_report_raise(STDERR_FILENO, id, how, &snap);
+  }
+  return __real_raiseExceptionHelper(reg, tso, exception);
+}
+
+void __wrap_errorBelch2(const char *fmt, char *msg) {
+  pthread_once(&options_once, read_options);
+  void *cap = opt_uncaught ? rts_unsafeGetMyCapability() : NULL;
+  const void *tso = cap ? (const void *)word_at(cap, CAP_R + REG_CURRENT_TSO) : NULL;
+  if (tso) {
+    uint64_t id = rt_ghc_tso_id(tso);
+    RtSnapshot snap;
+    RtRaiseLookup what = rt_raise_lookup(&table, id, &snap);
+    rt_report_uncaught(STDERR_FILENO, id, what, &snap);
+  }
+  __real_errorBelch2(fmt, msg);
+}
+
+void *__wrap_throwTo(void *cap, void *source, void *target, void *exception) {
+  async_to(target, exception);
+  return __real_throwTo(cap, source, target, exception);
+}
+
+void __wrap_throwToSingleThreaded(void *cap, void *tso, void *exception) {
+  async_to(tso, exception);
+  __real_throwToSingleThreaded(cap, tso, exception);
+}
+
+void __wrap_throwToSingleThreaded_(void *cap, void *tso, void *exception, bool stop_at_atomically) {
+  async_to(tso, exception);
+  __real_throwToSingleThreaded_(cap, tso, exception, stop_at_atomically);
+}
+
+void __wrap_throwToSelf(void *cap, void *tso, void *exception) {
+  async_to(tso, exception);
+  __real_throwToSelf(cap, tso, exception);
+}
+
+void __wrap_raiseAsync(void *cap, void *tso, void *exception, bool stop_at_atomically,
+                       void *stop_here) {
+  async_to(tso, exception);
+  __real_raiseAsync(cap, tso, exception, stop_at_atomically, stop_here);
+}

@@ -1,0 +1,336 @@
+/* test_ghc_exceptions.c — rts/ghc_exceptions.c: the snapshot at a raise, the table of
+ * raises (rethrows, asynchronous exceptions, threads sharing a slot), and the wraps,
+ * called as GHC's runtime calls them, on a TSO and a capability laid out as GHC 9.0.2's.
+ * GHC's functions that the wraps call on (__real_*) are stand-ins here. */
+#define _DEFAULT_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "ghc_exceptions.h"
+#include "strobe/dynstack.h"
+
+static const StrobeTickDesc desc_a = {STROBE_TICK_SOURCE_NOTE, 3, 1, 3, 20, 0, "Main.a", "A.hs", NULL, NULL};
+static const StrobeTickDesc desc_b = {STROBE_TICK_SOURCE_NOTE, 5, 1, 5, 20, 0, "Main.b", "A.hs", NULL, NULL};
+static const StrobeTickDesc desc_c = {STROBE_TICK_SOURCE_NOTE, 7, 2, 7, 9, 0, "Main.c", "A.hs", NULL, NULL};
+
+/* ---- GHC's side: a TSO, its stack and a capability, at GHC's offsets ------------- */
+
+typedef struct FakeTso {
+  uintptr_t words[8]; /* stackobj at 24 (word 3), id at 48 (word 6) */
+} FakeTso;
+
+typedef struct FakeStack {
+  uintptr_t words[3]; /* sp at 16 (word 2) */
+} FakeStack;
+
+static FakeTso tso;
+static FakeStack tso_stack;
+static unsigned char cap[24 + 872 + 8]; /* Capability: r at 24, rCurrentTSO at r + 872 */
+
+static void set_thread(uint64_t id, uintptr_t sp, int current) {
+  memset(&tso, 0, sizeof tso);
+  tso_stack.words[2] = sp;
+  tso.words[3] = (uintptr_t)&tso_stack;
+  tso.words[6] = id;
+  void *t = current ? &tso : NULL;
+  memcpy(cap + 24 + 872, &t, sizeof t);
+}
+
+static int real_raise_calls, real_belch_calls, real_throw_calls;
+
+uintptr_t __real_raiseExceptionHelper(void *reg, void *t, void *exception);
+uintptr_t __real_raiseExceptionHelper(void *reg, void *t, void *exception) {
+  (void)reg, (void)t, (void)exception;
+  real_raise_calls++;
+  return 7; /* the frame type GHC's returns */
+}
+
+void __real_errorBelch2(const char *fmt, char *msg);
+void __real_errorBelch2(const char *fmt, char *msg) {
+  real_belch_calls++;
+  fprintf(stderr, "prog: ");
+  fprintf(stderr, fmt, msg);
+  fprintf(stderr, "\n");
+  fflush(stderr);
+}
+
+void *__real_throwTo(void *c, void *source, void *target, void *exception);
+void *__real_throwTo(void *c, void *source, void *target, void *exception) {
+  (void)c, (void)source, (void)target, (void)exception;
+  real_throw_calls++;
+  return NULL;
+}
+void __real_throwToSingleThreaded(void *c, void *t, void *exception);
+void __real_throwToSingleThreaded(void *c, void *t, void *exception) { (void)c, (void)t, (void)exception; }
+void __real_throwToSingleThreaded_(void *c, void *t, void *exception, bool s);
+void __real_throwToSingleThreaded_(void *c, void *t, void *exception, bool s) { (void)c, (void)t, (void)exception, (void)s; }
+void __real_throwToSelf(void *c, void *t, void *exception);
+void __real_throwToSelf(void *c, void *t, void *exception) { (void)c, (void)t, (void)exception; }
+void __real_raiseAsync(void *c, void *t, void *exception, bool s, void *h);
+void __real_raiseAsync(void *c, void *t, void *exception, bool s, void *h) { (void)c, (void)t, (void)exception, (void)s, (void)h; }
+void *rts_unsafeGetMyCapability(void);
+void *rts_unsafeGetMyCapability(void) { return cap; }
+
+uintptr_t __wrap_raiseExceptionHelper(void *reg, void *t, void *exception);
+void __wrap_errorBelch2(const char *fmt, char *msg);
+void *__wrap_throwTo(void *c, void *source, void *target, void *exception);
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+/* This thread's dynamic stack: a at 0x1000 (oldest), b at 0x800, c at 0x400. */
+static void three_deep(void) {
+  strobe_dynstack_release();
+  strobe_tick(&desc_a, 0x1000);
+  strobe_tick(&desc_b, 0x800);
+  strobe_tick(&desc_c, 0x400);
+}
+
+static int reset(void **state) {
+  (void)state;
+  strobe_dynstack_release();
+  memset(rt_raise_table(), 0, sizeof *rt_raise_table());
+  rt_ghc_exceptions_configure(true, false);
+  real_raise_calls = real_belch_calls = real_throw_calls = 0;
+  return 0;
+}
+
+/* What body writes on stderr. */
+static char captured[8192];
+static void capture(void (*body)(void)) {
+  fflush(stderr);
+  FILE *tmp = tmpfile();
+  assert_non_null(tmp);
+  int saved = dup(STDERR_FILENO);
+  dup2(fileno(tmp), STDERR_FILENO);
+  body();
+  fflush(stderr);
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  rewind(tmp);
+  size_t n = fread(captured, 1, sizeof captured - 1, tmp);
+  captured[n] = '\0';
+  fclose(tmp);
+}
+
+/* ---- snapshots -------------------------------------------------------------------- */
+
+static void test_snapshot_newest_first(void **state) {
+  (void)state;
+  three_deep();
+  RtSnapshot snap;
+  rt_snapshot_take(&snap, strobe_dynstack_current(), 0x400);
+  assert_int_equal(snap.n, 3);
+  assert_ptr_equal(snap.entries[0].desc, &desc_c);
+  assert_ptr_equal(snap.entries[1].desc, &desc_b);
+  assert_ptr_equal(snap.entries[2].desc, &desc_a);
+  assert_int_equal(snap.older, 0);
+}
+
+static void test_snapshot_leaves_out_finished(void **state) {
+  (void)state;
+  three_deep();
+  RtSnapshot snap;
+  /* raised at 0x900: c (0x400) and b (0x800) have returned */
+  rt_snapshot_take(&snap, strobe_dynstack_current(), 0x900);
+  assert_int_equal(snap.n, 1);
+  assert_ptr_equal(snap.entries[0].desc, &desc_a);
+  rt_snapshot_take(&snap, NULL, 0);
+  assert_int_equal(snap.n, 0);
+}
+
+static void test_snapshot_is_bounded(void **state) {
+  (void)state;
+  strobe_dynstack_release();
+  static StrobeTickDesc many[RT_SNAPSHOT_ENTRIES + 10];
+  for (size_t i = 0; i < sizeof many / sizeof *many; i++) {
+    many[i] = desc_a;
+    many[i].line1 = many[i].line2 = (uint32_t)i + 1;
+    strobe_tick(&many[i], 0x100000 - 64 * i);
+  }
+  RtSnapshot snap;
+  rt_snapshot_take(&snap, strobe_dynstack_current(), 0);
+  assert_int_equal(snap.n, RT_SNAPSHOT_ENTRIES);
+  assert_int_equal(snap.older, 10);
+  assert_ptr_equal(snap.entries[0].desc, &many[RT_SNAPSHOT_ENTRIES + 9]); /* the newest */
+}
+
+/* ---- the table -------------------------------------------------------------------- */
+
+static RtRaiseTable t;
+
+static void test_rethrow_keeps_the_first_raise(void **state) {
+  (void)state;
+  memset(&t, 0, sizeof t);
+  three_deep();
+  RtSnapshot snap;
+  assert_int_equal(rt_raise_record(&t, 1, 0xa0, strobe_dynstack_current(), 0x400, NULL), RT_RAISED);
+  /* the handler, shallower, rethrows it */
+  assert_int_equal(rt_raise_record(&t, 1, 0xa0, strobe_dynstack_current(), 0x1000, &snap), RT_RAISED_AGAIN);
+  assert_int_equal(snap.n, 3);
+  /* cleanup code raises and catches another one, then the first is rethrown */
+  assert_int_equal(rt_raise_record(&t, 1, 0xb0, strobe_dynstack_current(), 0x1000, NULL), RT_RAISED);
+  assert_int_equal(rt_raise_lookup(&t, 1, &snap), RT_RAISE_SYNC);
+  assert_int_equal(snap.n, 1);
+  assert_int_equal(rt_raise_record(&t, 1, 0xa0, strobe_dynstack_current(), 0x1000, NULL), RT_RAISED_AGAIN);
+  assert_int_equal(rt_raise_lookup(&t, 1, &snap), RT_RAISE_SYNC);
+  assert_int_equal(snap.n, 3);
+  assert_ptr_equal(snap.entries[0].desc, &desc_c);
+}
+
+static void test_async_after_a_raise(void **state) {
+  (void)state;
+  memset(&t, 0, sizeof t);
+  three_deep();
+  RtSnapshot snap;
+  assert_int_equal(rt_raise_lookup(&t, 3, &snap), RT_RAISE_NONE);
+  rt_raise_record(&t, 3, 0xa0, strobe_dynstack_current(), 0x400, NULL);
+  rt_raise_async(&t, 3, 0xc0);
+  assert_int_equal(rt_raise_lookup(&t, 3, &snap), RT_RAISE_ASYNC);
+  /* its delivery (stg_raise) is not a raise with a stack */
+  assert_int_equal(rt_raise_record(&t, 3, 0xc0, strobe_dynstack_current(), 0x400, NULL), RT_RAISED_ASYNC);
+  assert_int_equal(rt_raise_lookup(&t, 3, &snap), RT_RAISE_ASYNC);
+  /* caught; a later raise of the thread's own is what a report shows */
+  rt_raise_record(&t, 3, 0xd0, strobe_dynstack_current(), 0x800, NULL);
+  assert_int_equal(rt_raise_lookup(&t, 3, &snap), RT_RAISE_SYNC);
+  assert_int_equal(snap.n, 2);
+  /* another thread's asynchronous exception changes nothing here */
+  rt_raise_async(&t, 4, 0xe0);
+  assert_int_equal(rt_raise_lookup(&t, 3, &snap), RT_RAISE_SYNC);
+}
+
+static void test_threads_sharing_a_slot(void **state) {
+  (void)state;
+  memset(&t, 0, sizeof t);
+  three_deep();
+  RtSnapshot snap;
+  uint64_t other = 5 + RT_RAISE_SLOTS;
+  rt_raise_record(&t, 5, 0xa0, strobe_dynstack_current(), 0x400, NULL);
+  rt_raise_record(&t, other, 0xb0, strobe_dynstack_current(), 0x800, NULL);
+  assert_int_equal(rt_raise_lookup(&t, 5, &snap), RT_RAISE_SYNC);
+  assert_int_equal(snap.n, 3);
+  assert_int_equal(rt_raise_lookup(&t, other, &snap), RT_RAISE_SYNC);
+  assert_int_equal(snap.n, 2);
+  /* the same exception pointer in another thread is not a rethrow */
+  assert_int_equal(rt_raise_record(&t, other, 0xa0, strobe_dynstack_current(), 0x1000, NULL), RT_RAISED);
+  /* thread 5's record was the oldest: evicted, and nothing is reported for it */
+  assert_int_equal(rt_raise_lookup(&t, 5, &snap), RT_RAISE_NONE);
+  assert_int_equal(rt_raise_lookup(&t, 6, &snap), RT_RAISE_NONE);
+}
+
+/* ---- the wraps -------------------------------------------------------------------- */
+
+static void raise_then_report(void) {
+  three_deep();
+  set_thread(9, 0x800, 1);
+  assert_int_equal(__wrap_raiseExceptionHelper(NULL, &tso, (void *)0x5001), 7);
+  three_deep(); /* the handlers may tick: the report is of the raise */
+  strobe_tick(&desc_a, 0x80);
+  __wrap_errorBelch2("%s", "boom");
+}
+
+static void test_uncaught_report(void **state) {
+  (void)state;
+  capture(raise_then_report);
+  assert_int_equal(real_raise_calls, 1);
+  assert_int_equal(real_belch_calls, 1);
+  assert_string_equal(captured,
+                      "strobe: uncaught exception in Haskell thread 9; the dynamic stack at "
+                      "its raise, newest first:\n"
+                      "#0 Main.b at A.hs:5:1-20\n"
+                      "#1 Main.a at A.hs:3:1-20\n"
+                      "prog: boom\n");
+}
+
+static void raise_only(void) {
+  three_deep();
+  set_thread(9, 0x400, 1);
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x5001);
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x5003); /* same closure, other tag */
+}
+
+static void test_report_raise(void **state) {
+  (void)state;
+  rt_ghc_exceptions_configure(true, true);
+  capture(raise_only);
+  assert_int_equal(real_raise_calls, 2);
+  assert_string_equal(captured,
+                      "strobe: exception raised in Haskell thread 9; the dynamic stack, "
+                      "newest first:\n"
+                      "#0 Main.c at A.hs:7:2-9\n#1 Main.b at A.hs:5:1-20\n#2 Main.a at A.hs:3:1-20\n"
+                      "strobe: exception raised again in Haskell thread 9; the dynamic stack "
+                      "at its first raise, newest first:\n"
+                      "#0 Main.c at A.hs:7:2-9\n#1 Main.b at A.hs:5:1-20\n#2 Main.a at A.hs:3:1-20\n");
+}
+
+static void message_only(void) { __wrap_errorBelch2("%s", "no raise"); }
+
+static void test_no_raise_no_report(void **state) {
+  (void)state;
+  set_thread(11, 0x400, 1);
+  capture(message_only);
+  assert_string_equal(captured, "prog: no raise\n");
+  set_thread(11, 0x400, 0); /* no current TSO */
+  capture(message_only);
+  assert_string_equal(captured, "prog: no raise\n");
+}
+
+static void raise_off(void) {
+  three_deep();
+  set_thread(9, 0x400, 1);
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x5001);
+  __wrap_errorBelch2("%s", "boom");
+}
+
+static void test_report_uncaught_off(void **state) {
+  (void)state;
+  rt_ghc_exceptions_configure(false, false);
+  capture(raise_off);
+  assert_string_equal(captured, "prog: boom\n");
+}
+
+static void thrown_to(void) {
+  three_deep();
+  set_thread(9, 0x400, 1);
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x5001); /* caught */
+  assert_null(__wrap_throwTo(cap, NULL, &tso, (void *)0x6001));
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x6001); /* delivered */
+  __wrap_errorBelch2("%s", "killed");
+}
+
+static void test_async_report(void **state) {
+  (void)state;
+  capture(thrown_to);
+  assert_int_equal(real_throw_calls, 1);
+  assert_string_equal(captured,
+                      "strobe: uncaught exception in Haskell thread 9: it was thrown to the "
+                      "thread asynchronously (throwTo, killThread, timeout or the runtime); "
+                      "no dynamic stack was kept for it\n"
+                      "prog: killed\n");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+#define TEST(f) cmocka_unit_test_setup(f, reset)
+      TEST(test_snapshot_newest_first),
+      TEST(test_snapshot_leaves_out_finished),
+      TEST(test_snapshot_is_bounded),
+      TEST(test_rethrow_keeps_the_first_raise),
+      TEST(test_async_after_a_raise),
+      TEST(test_threads_sharing_a_slot),
+      TEST(test_uncaught_report),
+      TEST(test_report_raise),
+      TEST(test_no_raise_no_report),
+      TEST(test_report_uncaught_off),
+      TEST(test_async_report),
+#undef TEST
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
