@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # demo.sh — install the dependencies, build strobe, then show its main job on bundled
 # examples: a real Haskell program (examples/haskell/shapes, three modules) built by
-# strobe-ghc, whose output is GHC's own build's and which lldb stops at Haskell lines
-# with Haskell frames in bt; the tick scopes of a real GHC dump; and a Cmm program built
-# by strobe (lower, link, run) whose crash lldb shows at its Haskell source line.
+# strobe-ghc, whose output is GHC's own build's, which lldb stops at Haskell lines with
+# Haskell frames in bt, and whose uncaught exception shows its dynamic stack; the tick
+# scopes of a real GHC dump; and a Cmm program built by strobe (lower, link, run) whose
+# crash lldb shows at its Haskell source line.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -29,19 +30,25 @@ echo "== Each module is strobe's object: DWARF by strobe, on Haskell lines"
 step sh -c "llvm-dwarfdump-22 --debug-info $tmp/shapes | grep -c 'DW_AT_producer.*(\"strobe\")'"
 
 echo
-echo "== lldb stops at a Haskell line; built with --instrument, bt shows the Haskell"
-echo "   callers that wait on the Cmm stack (strobe's dynamic stack, build/lldb/strobe_lldb.py)."
-echo "   GHC's runtime ticks with SIGVTALRM, which lldb must pass on quietly."
-step sh -c "cd $shapes && ../../../build/strobe-ghc -v0 -O1 --instrument='Main.*,Shapes.*' -outputdir $tmp/instr Main.hs -o $tmp/shapes-i"
+echo "== lldb (with build/lldb/strobe_lldb.py) stops at a Haskell line of the program as"
+echo "   strobe-ghc built it, no instrumentation: bt walks the Haskell return stack (each"
+echo "   continuation waiting on the Cmm stack, on its line) down to StgRun and main; next"
+echo "   steps by Haskell lines, through the runtime's heap checks and scheduler."
 step lldb-22 -b -o 'command script import build/lldb/strobe_lldb.py' \
-  -o 'process handle SIGVTALRM -n false -p true -s false' \
-  -o 'b Types.hs:35' -o run -o 'bt 8' -o 'strobe bt' -o kill -o quit "$tmp/shapes-i" < /dev/null 2>&1 |
-  grep -av "^(lldb) target\|^Current executable\|session id\|^NAME\|^====\|^SIGVTALRM" || true
-echo
-echo "(Without --instrument, lldb stops at the same lines, but bt shows only the frame"
-echo " the program is in: teaching lldb GHC's return stack is still to be done.)"
+  -o 'b Types.hs:35' -o run -o 'bt 12' -o next -o kill -o quit "$tmp/shapes" < /dev/null 2>&1 |
+  grep -av "^(lldb) target\|^Current executable\|session id" || true
 
 echo
+echo "== Built with --instrument, the dynamic stack names the Haskell callers (bt, strobe bt)"
+step sh -c "cd $shapes && ../../../build/strobe-ghc -v0 -O1 --instrument='Main.*,Shapes.*' -outputdir $tmp/instr Main.hs -o $tmp/shapes-i"
+step lldb-22 -b -o 'command script import build/lldb/strobe_lldb.py' \
+  -o 'b Types.hs:35' -o run -o 'bt 8' -o 'strobe bt' -o kill -o quit "$tmp/shapes-i" < /dev/null 2>&1 |
+  grep -av "^(lldb) target\|^Current executable\|session id" || true
+
+echo
+echo "== An uncaught exception: the dynamic stack at its raise, then GHC's own message"
+step sh -c "$tmp/shapes-i --fail > /dev/null; echo \"exit status \$?\""
+
 echo "== The tick scopes of fact in GHC's -g dump of examples/fib_ack/fib_ack.hs"
 step build/strobec --emit=scopes examples/fib_ack/fib_ack.dump-cmm -o "$tmp/scopes.txt"
 sed -n '1,/^group 2/p' "$tmp/scopes.txt" | sed '$d'
