@@ -22,14 +22,14 @@
 # A benchmark: it prints figures and fails only when a build fails or an output differs.
 # Environment: RUNS (wall-time runs, default 5); IR_TIMEOUT (seconds per callgrind run,
 # default 300, 0 = none; a run cut short reports the Ir it reached, as a lower bound '>');
-# STROBEC (default build/strobec), RTLIB (build/rts/libstrobe-rt.a), CC (clang-22),
+# STROBEC (default build/strobec), RTLIB (build/rts/libstrobe-rt-standalone.a), CC (clang-22),
 # STROBE_CORPUS (default ../shared/corpus/ghc902).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 progs_dir=$here/instrument
 strobec=${STROBEC:-$root/build/strobec}
-rtlib=${RTLIB:-$root/build/rts/libstrobe-rt.a}
+rtlib=${RTLIB:-$root/build/rts/libstrobe-rt-standalone.a}
 cc=${CC:-clang-22}
 runs=${RUNS:-5}
 ir_timeout=${IR_TIMEOUT:-300}

@@ -12,7 +12,7 @@
 #   strobe bt   the module's own listing of the same entries.
 # Prints the figures; the target (issue 5) is <= 0.2 s for the first `bt` with 10,000
 # entries.  Asserts nothing about time.  Not part of CI.
-# BUILD: the build tree with strobec and rts/libstrobe-rt.a (default build/).
+# BUILD: the build tree with strobec and rts/libstrobe-rt-standalone.a (default build/).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -26,7 +26,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$inputs" && "$build/strobec" --entry=Main.main_entry -O2 --instrument='*' deep.cmm \
    -o "$tmp/deep.o")
-"$clang" "$tmp/deep.o" "$inputs/deep_env.c" "$build/rts/libstrobe-rt.a" -o "$tmp/deep"
+"$clang" "$tmp/deep.o" "$inputs/deep_env.c" "$build/rts/libstrobe-rt-standalone.a" -o "$tmp/deep"
 
 # `timed CMD`: runs an lldb command, keeps its output, prints the wall time it took.
 cat > "$tmp/timed.py" <<'EOF'

@@ -1,6 +1,7 @@
 # lit configuration for strobe: Cmm in, IR / DWARF / program output / lldb transcript out.
 # Loaded through the site config that CMake writes into build/lit-tests/.
 import os
+import shutil
 
 import lit.formats
 
@@ -25,6 +26,12 @@ if config.strobe_sanitize:
     # Programs linked with the sanitized runtime must crash as themselves: ASan would
     # claim their SIGSEGV (and the runtime's guard-page report) for its own.
     config.environment["ASAN_OPTIONS"] = "handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0"
+# The build tree (cmake --install %strobe_build --prefix P), and the link flags that a
+# program linked with an installed runtime needs in this build (the sanitizers').
+config.substitutions.append(("%strobe_build", config.strobe_obj_root))
+config.substitutions.append(
+    ("%strobe_sanitize_ldflags", "-fsanitize=address,undefined" if config.strobe_sanitize else "")
+)
 config.substitutions.append(("%clang", os.path.join(config.llvm_tools_dir, "clang")))
 lldb = os.path.join(config.llvm_tools_dir, "lldb")
 if config.strobe_sanitize:
@@ -33,8 +40,21 @@ if config.strobe_sanitize:
 config.substitutions.append(("%lldb", lldb))
 config.substitutions.append(("%examples", os.path.join(config.strobe_src_root, "examples")))
 
-for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-objdump", "llvm-objcopy"]:
+for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-objdump", "llvm-objcopy", "llvm-readelf"]:
     # Only a word of its own (between spaces, pipes, ...), never part of a path or option.
     config.substitutions.append(
         (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))
     )
+
+# Real Haskell programs (lit-tests/ghc/): GHC 9.0.2 and strobe-ghc from the build tree.
+if shutil.which("ghc"):
+    config.available_features.add("ghc")
+if shutil.which("cabal"):
+    config.available_features.add("cabal")
+config.substitutions.append(("%strobe_ghc", os.path.join(config.strobe_tools_dir, "strobe-ghc")))
+# What an instrumented GHC program links besides libstrobe-rt.a in this build.
+config.substitutions.append(
+    ("%ghc_sanitize_ldflags", "-optl-fsanitize=address,undefined" if config.strobe_sanitize else "")
+)
+# ghc and cabal want a home; the tests give them an empty one of their own where needed.
+config.environment["HOME"] = os.environ.get("HOME", "/tmp")

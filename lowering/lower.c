@@ -125,7 +125,10 @@ static _Noreturn void fail_at(Lowering *L, CmmLoc loc, const char *fmt, ...) {
 static LLVMValueRef label_ref(Lowering *L, const char *label) {
   uint32_t i;
   if (strmap_get(&L->defs, label, &i)) return L->def.v[i];
-  const char *sym = lw_symbol(L->a, label);
+  LwSymbol s;
+  const char *why;
+  if (!lw_resolve(L->o->symbols, L->a, label, &s, &why)) fail_at(L, lw_label_loc(L->f->src, label), "%s", why);
+  const char *sym = s.symbol;
   LLVMValueRef g = LLVMGetNamedGlobal(L->m, sym);
   if (!g) g = LLVMGetNamedFunction(L->m, sym);
   if (!g) {
@@ -135,10 +138,10 @@ static LLVMValueRef label_ref(Lowering *L, const char *label) {
   return g;
 }
 
-/* A module-qualified label (`Main.main_info`, `:Main.main_info`) is visible to other
- * modules; the rest are this module's. */
-static LLVMLinkage linkage_of(Lowering *L, const char *label) {
-  return lw_label_module(L->a, label) ? LLVMExternalLinkage : LLVMInternalLinkage;
+/* What GHC makes visible to other modules (symbols.c): module-qualified labels
+ * (`Main.main_info`, `:Main.main_info`) except a constructor worker's (`Main.Cell_info`). */
+static LLVMLinkage linkage_of(const LwSymbol *s) {
+  return s->global ? LLVMExternalLinkage : LLVMInternalLinkage;
 }
 
 /* From now on, label_ref(label) in this file is v. */
@@ -223,7 +226,10 @@ static LLVMTypeRef statics_type(Lowering *L, const CmmStatic *st, uint32_t n) {
 /* Gives v the symbol of label, taking the place of any declaration of it made so far
  * (another input file may have used the label before this one defines it). */
 static void name_definition(Lowering *L, CmmLoc loc, const char *label, LLVMValueRef v) {
-  const char *sym = lw_symbol(L->a, label);
+  LwSymbol s;
+  const char *why;
+  if (!lw_resolve(L->o->symbols, L->a, label, &s, &why)) fail_at(L, loc, "%s", why);
+  const char *sym = s.symbol;
   /* A definition has no body yet while its file is declared, so "defined" is kept here,
    * not asked of LLVM. */
   if (!strmap_put(&L->symbols, L->a, sym, 0, NULL))
@@ -236,7 +242,7 @@ static void name_definition(Lowering *L, CmmLoc loc, const char *label, LLVMValu
     else LLVMDeleteGlobal(old);
   }
   LLVMSetValueName2(v, sym, strlen(sym));
-  LLVMSetLinkage(v, linkage_of(L, label));
+  LLVMSetLinkage(v, linkage_of(&s));
 }
 
 /* ---- proc points ---------------------------------------------------------------- */

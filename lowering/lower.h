@@ -1,6 +1,7 @@
 /* lower.h — Cmm to LLVM IR with Haskell debug info (DESIGN.md §5–§6).
  *
- *   symbols.c   labels to object symbols (z-encoding) and to Haskell names
+ *   symbols.c   labels to object symbols (GHC's names: packages, z-encoding,
+ *               visibility) and to Haskell names
  *   lower.c     procs to ghccc functions, split at proc points; data to globals;
  *               info tables to prefix data; the --entry glue
  *   debuginfo.c DISubprogram per function, DILexicalBlock per scope-tree node,
@@ -21,6 +22,7 @@ typedef struct LowerOptions {
   bool dwarf_haskell;    /* DW_LANG_Haskell instead of the default (C; see docs/lowering.md) */
   const char *main_file; /* the Haskell file preferred for notes; NULL: per input */
   bool no_intrinsics;    /* emit no strobe.* calls or descriptors (instrumentation off) */
+  const struct LwSymbols *symbols; /* --package-map and --this-unit; NULL: no map, unit main */
 } LowerOptions;
 
 typedef struct Lowering Lowering;
@@ -35,11 +37,37 @@ void lw_free(Lowering *L);
 
 /* ---- symbols.c ---------------------------------------------------------------------- */
 
-/* The object symbol of a Cmm label: GHC's z-encoding of the module and the name, joined
- * by `_`, then the label's kind suffix (`Main.fact_info` -> `Main_fact_info`,
- * `GHC.Types.[]_closure` -> `GHCziTypes_ZMZN_closure`).  Package prefixes are not in the
- * dump, so they are not added. */
+/* What symbols.c needs to resolve labels: the package map (module -> unit id, read once
+ * per run) and the unit being compiled, which owns every module the map does not list. */
+typedef struct LwSymbols LwSymbols;
+
+LwSymbols *lw_symbols_new(const char *this_unit);
+/* Adds a package map's lines (`MODULE UNIT-ID`, `#` comments); false after reporting
+ * the first bad line to d.  A module listed under two units stays in the map as
+ * ambiguous: resolving one of its labels is then an error. */
+bool lw_symbols_add_map(LwSymbols *S, const CmmSource *map, Diag *d);
+size_t lw_symbols_modules(const LwSymbols *S); /* modules in the map */
+void lw_symbols_free(LwSymbols *S);
+
+typedef struct LwSymbol {
+  const char *symbol; /* the object symbol GHC's own object uses */
+  const char *module; /* the Haskell module it belongs to, or NULL (the RTS's, C's,
+                         or a name internal to its module) */
+  bool global;        /* visible outside the object (GHC's externallyVisibleCLabel) */
+} LwSymbol;
+
+/* Resolves a Cmm label (`GHC.Base.map_closure` -> `base_GHCziBase_map_closure` with a map
+ * that puts GHC.Base in base).  S NULL: no map, unit main.  false and *why (in a) if the
+ * label cannot be resolved: it names the label and the module it should be in. */
+bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, const char **why);
+/* lw_resolve with no map, for labels strobe makes itself (an unresolvable label keeps
+ * its spelling, with the characters a symbol cannot hold z-encoded). */
 char *lw_symbol(Arena *a, const char *label);
+/* GHC's z-encoding of a string (`$fShow(,)` -> `zdfShowZLz2cUZR`, `(,)` -> `Z2T`). */
+char *lw_zencode(Arena *a, const char *s, size_t n);
+/* Where a label is first spelled in src (as a whole label), for diagnostics; 0 if not. */
+CmmLoc lw_label_loc(const CmmSource *src, const char *label);
+
 /* The Haskell name of the code a label belongs to, for debuggers: `Main.fact_info` ->
  * `Main.fact`; `fact_rgr_info` -> `<module>.fact`; module may be NULL. */
 char *lw_haskell_name(Arena *a, const char *label, const char *module);

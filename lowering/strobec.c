@@ -44,6 +44,8 @@ typedef struct Options {
   bool time_passes;
   LowerOptions lower;
   SpOptions instrument;  /* which functions get the dynamic stack */
+  const char *package_map; /* --package-map=FILE */
+  const char *this_unit;   /* --this-unit=UNIT */
   const char **inputs;
   int ninputs;
 } Options;
@@ -77,6 +79,14 @@ static void usage(FILE *out) {
         "  --dwarf-language=L  c (default: best for lldb) or haskell (DW_LANG_Haskell)\n"
         "  --main-file=NAME    the Haskell file being compiled, preferred for source notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
+        "\n"
+        "Symbols (docs/lowering.md):\n"
+        "  --package-map=FILE  the unit id of each library module, one 'MODULE UNIT-ID'\n"
+        "                      line each ('#' comments), as driver/strobe-package-map\n"
+        "                      prints it from ghc-pkg: a label of a module gets the\n"
+        "                      z-encoded unit id as prefix (base_GHCziBase_map_closure)\n"
+        "  --this-unit=UNIT    the unit being compiled (default main, which has no\n"
+        "                      prefix); it owns every module the map does not list\n"
         "\n"
         "The dynamic stack (docs/lowering.md):\n"
         "  --instrument=GLOBS  instrument the functions whose Haskell names match these\n"
@@ -168,6 +178,12 @@ static Options parse_options(int argc, char **argv) {
       o.instrument.pops_everywhere = true;
     } else if (strcmp(a, "--no-intrinsics") == 0) {
       o.lower.no_intrinsics = true;
+    } else if (strncmp(a, "--package-map=", 14) == 0) {
+      if (!a[14]) usage_error("%s needs a file name", "--package-map");
+      o.package_map = a + 14;
+    } else if (strncmp(a, "--this-unit=", 12) == 0) {
+      if (!a[12] || strpbrk(a + 12, " \t\n")) usage_error("bad unit id '%s'", a + 12);
+      o.this_unit = a + 12;
     } else if (strncmp(a, "--main-file=", 12) == 0) {
       o.lower.main_file = a + 12;
     } else if (strcmp(a, "-w") == 0) {
@@ -296,11 +312,27 @@ static bool compile(const Options *o) {
   return ok;
 }
 
+/* The package map, read once for the whole run; NULL after reporting. */
+static LwSymbols *read_symbols(const Options *o) {
+  LwSymbols *S = lw_symbols_new(o->this_unit ? o->this_unit : "main");
+  if (!o->package_map) return S;
+  CmmSource *src = cmm_source_read(o->package_map);
+  Diag d = {.out = stderr};
+  bool ok = src && lw_symbols_add_map(S, src, &d);
+  cmm_source_free(src);
+  if (ok) return S;
+  lw_symbols_free(S);
+  return NULL;
+}
+
 int main(int argc, char **argv) {
   Options o = parse_options(argc, argv);
   bool ok;
   if (o.out == OUT_LLVM) {
-    ok = compile(&o);
+    LwSymbols *S = read_symbols(&o);
+    o.lower.symbols = S;
+    ok = S && compile(&o);
+    lw_symbols_free(S);
   } else {
     char *buf = NULL;
     size_t len = 0;

@@ -1,0 +1,29 @@
+#!/bin/sh
+# corpus.sh STROBE_GHC DIR PROG OUT [ghc and strobe options] [-- +RTS options]
+# Builds DIR/PROG.hs with strobe-ghc (from DIR, so that the dump lands in strobe-ghc's
+# own directory), runs it, and checks that it prints DIR/expected_stdout.txt and exits
+# with DIR/expected_exitcode.txt, and that its one module is strobe's object (its DWARF's
+# producer is "strobe", and none is GHC's).  Prints "PROG ok" or why not.
+set -eu
+strobe_ghc=$1 dir=$2 prog=$3 out=$4
+shift 4
+opts=
+while [ $# -gt 0 ] && [ "$1" != -- ]; do opts="$opts '$1'"; shift; done
+[ $# -gt 0 ] && shift
+rm -rf "$out" && mkdir -p "$out"
+(cd "$dir" && eval "\"$strobe_ghc\" -v0 $opts -outputdir \"$out/o\" $prog.hs -o \"$out/$prog\"")
+set +e
+# GHC encodes stdout by the locale (hof_lists prints non-ASCII text).
+LC_ALL=C.UTF-8 "$out/$prog" "$@" > "$out/stdout" 2> "$out/stderr"
+echo $? > "$out/status"
+set -e
+diff "$dir/expected_stdout.txt" "$out/stdout"
+diff "$dir/expected_exitcode.txt" "$out/status"
+llvm-dwarfdump --debug-info "$out/$prog" > "$out/dwarf"
+strobe=$(grep -c 'DW_AT_producer.*("strobe")' "$out/dwarf" || true)
+ghc=$(grep -c 'DW_AT_producer.*Glasgow' "$out/dwarf" || true)
+[ "$strobe" = 1 ] || { echo "$prog: $strobe compile units by strobe, not 1"; exit 1; }
+[ "$ghc" = 0 ] || { echo "$prog: $ghc compile units by GHC"; exit 1; }
+llvm-dwarfdump --debug-line "$out/$prog" | grep -q "name: \"$prog.hs\"" ||
+  { echo "$prog: no line table for $prog.hs"; exit 1; }
+echo "$prog ok"
