@@ -2,7 +2,7 @@
 # ghc-programs.sh [DIR|PROG.hs ...] — strobe-ghc against GHC's own code generators on whole
 # Haskell programs (issue 10, item 7).
 #
-#   STROBE_GHC=build/driver/strobe-ghc bash bench/ghc-programs.sh ../shared/corpus/ghc902/scaled
+#   STROBE_GHC_CMD=build/strobe-ghc bash bench/ghc-programs.sh ../shared/corpus/ghc902/scaled
 #
 # For each program NAME.hs (default: every *.hs of the scaled corpus programs,
 # ../shared/corpus/ghc902/scaled; arguments may be directories or .hs files) it builds, from the
@@ -13,7 +13,9 @@
 #   strobe strobe-ghc -O1 $STROBE_FLAGS  every module lowered by strobec
 # checks that each prints NAME.stdout.txt (when it exists) and exits 0, and measures
 #   Ir      callgrind's instructions of the whole process (valgrind --tool=callgrind,
-#           the "Collected" line): the primary figure, repeatable on a shared machine;
+#           the "Collected" line) of the binary's `strip --strip-debug` copy (the same code;
+#           bookworm's valgrind cannot read every DWARF 5 file): the primary figure,
+#           repeatable on a shared machine;
 #   wall    the best of RUNS runs (secondary: the machine is shared);
 #   build   the best of BUILD_RUNS clean builds, compile and link;
 #   size    the binary's file size, `size`'s text+data+bss, and the file size of a
@@ -22,8 +24,8 @@
 # Then the ratios strobe/ghc and strobe/llvm per program and their geometric means.
 # A benchmark: it prints figures; it fails (status 1) only when a build fails or an output
 # differs, and keeps going.  Not part of CI (needs ghc and valgrind).
-# Environment: STROBE_GHC (default: build/driver/strobe-ghc, build/bin/strobe-ghc,
-# driver/strobe-ghc, then strobe-ghc on PATH; STROBE_GHC=ghc measures the script itself),
+# Environment: STROBE_GHC_CMD (strobe-ghc; default: build/strobe-ghc,
+# driver/strobe-ghc, then strobe-ghc on PATH; STROBE_GHC_CMD=ghc measures the script itself; STROBE_GHC is strobe-ghc's own: the ghc it runs),
 # STROBE_FLAGS (extra strobe-ghc flags, e.g. strobec's optimisation level), GHC (default ghc),
 # LLVM_FLAGS, RUNS (3), BUILD_RUNS (3), IR_TIMEOUT (seconds per callgrind run, 600; 0 = none),
 # NO_LLVM=1 skips the -fllvm build.
@@ -37,14 +39,14 @@ ir_timeout=${IR_TIMEOUT:-600}
 
 find_strobe_ghc() {
   local c
-  for c in "$root/build/driver/strobe-ghc" "$root/build/bin/strobe-ghc" "$root/driver/strobe-ghc"; do
+  for c in "$root/build/strobe-ghc" "$root/driver/strobe-ghc"; do
     [[ -x $c ]] && { echo "$c"; return; }
   done
   command -v strobe-ghc
 }
-strobe_ghc=${STROBE_GHC:-$(find_strobe_ghc)}
+strobe_ghc=${STROBE_GHC_CMD:-$(find_strobe_ghc)}
 if [[ -z $strobe_ghc ]] || ! command -v "$strobe_ghc" >/dev/null; then
-  echo "ghc-programs.sh: strobe-ghc not found; build it (cmake --build build) or set STROBE_GHC" >&2
+  echo "ghc-programs.sh: strobe-ghc not found; build it (cmake --build build) or set STROBE_GHC_CMD" >&2
   exit 2
 fi
 read -r -a strobe_flags <<<"${STROBE_FLAGS:-}"
@@ -142,20 +144,22 @@ for src in "${srcs[@]}"; do
     done
     ((ok)) || { echo "  $v: WRONG: $why"; status=1; }
 
-    cut=0
-    if ((ir_timeout > 0)); then
-      timeout -s INT "$ir_timeout" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$exe" \
-        >/dev/null 2>"$out/cg.err" || cut=1
-    else
-      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$exe" >/dev/null 2>"$out/cg.err" || cut=1
-    fi
-    ir=$(sed -n 's/^==[0-9]*== Collected : *\([0-9]*\).*/\1/p' "$out/cg.err" | tail -1)
-    [[ -n $ir ]] || { echo "  $v: callgrind printed no 'Collected' line" >&2; ir=0; }
-
     file_size=$(stat -c %s "$exe")
     tdb=$(size "$exe" | awk 'NR == 2 { print $1 + $2 + $3 }')
     strip --strip-debug -o "$exe.nodebug" "$exe"
     stripped=$(stat -c %s "$exe.nodebug")
+    # Counted on the copy without DWARF: the same code, and valgrind 3.19 gives up on some
+    # DWARF 5 ("unhandled dwarf2 abbrev form code 0x25 ... I can't recover").
+    cut=0
+    if ((ir_timeout > 0)); then
+      timeout -s INT "$ir_timeout" valgrind --tool=callgrind --callgrind-out-file=/dev/null "$exe.nodebug" \
+        >/dev/null 2>"$out/cg.err" || cut=1
+    else
+      valgrind --tool=callgrind --callgrind-out-file=/dev/null "$exe.nodebug" >/dev/null 2>"$out/cg.err" || cut=1
+    fi
+    ir=$(sed -n 's/^==[0-9]*== Collected : *\([0-9]*\).*/\1/p' "$out/cg.err" | tail -1)
+    [[ -n $ir ]] || { echo "  $v: callgrind printed no 'Collected' line" >&2; ir=0; }
+
     echo "$p $v $ok $best_build $ir $cut $best_wall $file_size $tdb $stripped" >>"$results"
     awk -v v="$v" -v b="$best_build" -v ir="$ir" -v cut="$cut" -v w="$best_wall" -v f="$file_size" \
         -v s="$stripped" -v ok="$ok" \

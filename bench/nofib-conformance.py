@@ -2,7 +2,7 @@
 # nofib-conformance.py NOFIB [options] — does strobe-ghc build GHC's nofib programs so that they
 # print what GHC's own build prints, and what does it cost? (issue 13, "Also" and item 6)
 #
-#   python3 bench/nofib-conformance.py /tmp/nofib --strobe-ghc build/driver/strobe-ghc
+#   python3 bench/nofib-conformance.py /tmp/nofib --strobe-ghc build/strobe-ghc
 #
 # NOFIB: a checkout of https://github.com/ghc/nofib (e.g. `git archive HEAD imaginary spectral
 # real shootout mk runstdtest common | tar x -C /tmp/nofib`).  For each program of the suites
@@ -18,11 +18,14 @@
 #   3. runs both builds in the program's directory with the suite's arguments and stdin
 #      (timeout --timeout), and compares strobe's stdout, stderr and exit status with GHC's;
 #      GHC's stdout is also checked against the suite's expected files (column "ghc=exp");
-#   4. counts instructions of both runs with callgrind (--instructions=callgrind, the default;
+#   4. counts instructions of both runs (of `strip --strip-debug` copies: the same code)
+#      with callgrind (--instructions=callgrind, the default;
 #      `perf` uses `perf stat -e instructions` where the machine has the counter; `none`,
 #      or --no-instructions, skips it).
 # A program that does not build with `ghc -O1` (and the boot packages GHC ships) is skipped.
-# Prints one row per program, then the summary: how many pass, fail and were skipped, the
+# Prints one row per program ("mods": modules strobe-ghc had strobec lower, from its
+# STROBE_GHC_LOG; the last column names modules that kept GHC's object: strobec refused
+# them, exit status 2), then the summary: how many pass, fail and were skipped, the
 # geometric mean of strobe's instructions against GHC's, and the build time (total over the
 # programs both built, target <= 1.3x ghc's; issue 13, item 6).  Build times compare only
 # when programs build one at a time (--jobs 1, the default; the machine's other load counts).
@@ -61,7 +64,7 @@ $(info @@STROBE@@STDERR=$(wildcard $(NOFIB_PROG).$(mode)stderr*) $(wildcard $(NO
 
 
 def find_strobe_ghc():
-    for c in ("build/driver/strobe-ghc", "build/bin/strobe-ghc", "driver/strobe-ghc"):
+    for c in ("build/strobe-ghc", "driver/strobe-ghc"):
         p = os.path.join(ROOT, c)
         if os.access(p, os.X_OK):
             return p
@@ -127,11 +130,11 @@ def first_error(log):
     return (lines[-1] if lines else "no output")[:160]
 
 
-def run_timed(cmd, cwd, timeout, stdin=None):
+def run_timed(cmd, cwd, timeout, stdin=None, env=None):
     t = time.monotonic()
     try:
         r = subprocess.run(cmd, cwd=cwd, stdin=stdin or subprocess.DEVNULL, capture_output=True,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
         return r.returncode, r.stdout, r.stderr, time.monotonic() - t, False
     except subprocess.TimeoutExpired as e:
         return None, e.stdout or b"", e.stderr or b"", time.monotonic() - t, True
@@ -158,7 +161,8 @@ def build(compiler, flags, v, d, out, timeout):
     exe = os.path.join(out, v["NOFIB_PROG"])
     srcs = v["HS_SRCS"].split() + v["C_SRCS"].split()
     cmd = compiler + flags + ["-fforce-recomp", "-outputdir", out, "-o", exe] + srcs
-    rc, so, se, t, cut = run_timed(cmd, d, timeout)
+    env = dict(os.environ, STROBE_GHC_LOG=os.path.join(out, "strobec.log"))
+    rc, so, se, t, cut = run_timed(cmd, d, timeout, env=env)
     log = (so + se).decode(errors="replace")
     with open(os.path.join(out, "build.log"), "w") as f:
         f.write(" ".join(map(shlex.quote, cmd)) + "\n" + log)
@@ -171,7 +175,7 @@ def build(compiler, flags, v, d, out, timeout):
 
 def one(rel, d, a, tmp, vars_mk, env):
     r = {"prog": rel, "status": "skip", "why": "", "ghc_exp": "-", "ghc_b": None, "strobe_b": None,
-         "ghc_ir": None, "strobe_ir": None, "cut": False, "fallbacks": 0}
+         "ghc_ir": None, "strobe_ir": None, "cut": False, "fallbacks": [], "lowered": None}
     try:
         with open(os.path.join(d, "Makefile")) as f:
             mk = f.read()
@@ -202,8 +206,14 @@ def one(rel, d, a, tmp, vars_mk, env):
                                   a.build_timeout)
         r[name + "_b"] = bt
         if name == "strobe":
-            r["fallbacks"] = len(re.findall(r"warning:.*(?:own object|fall(?:s|ing)? back|GHC's object)",
-                                            log, re.I))
+            kept = re.findall(r"warning: (?:module (\S+): .*|no Cmm dump for (\S+) .*)"
+                              r"keeping GHC's (?:own )?object", log)
+            r["fallbacks"] = [x or y for x, y in kept]
+            try:
+                with open(os.path.join(tmp, key, name, "strobec.log")) as f:
+                    r["lowered"] = sum(1 for l in f if l.startswith("strobec "))
+            except OSError:
+                r["lowered"] = 0
         if exe is None:
             if name == "ghc":
                 r["why"] = "ghc -O1: " + err
@@ -243,7 +253,11 @@ def one(rel, d, a, tmp, vars_mk, env):
         r["status"] = "pass"
     if a.instructions != "none" and r["status"] == "pass":
         for name in ("ghc", "strobe"):
-            n, cut = instructions(a.instructions, [runs[name][4]] + args, d, stdin_file, a.ir_timeout)
+            # Counted on a copy without DWARF: the same code, and bookworm's valgrind 3.19
+            # gives up on some DWARF 5 ("unhandled dwarf2 abbrev form code 0x25").
+            exe = runs[name][4]
+            subprocess.run(["strip", "--strip-debug", "-o", exe + ".nodebug", exe], check=True)
+            n, cut = instructions(a.instructions, [exe + ".nodebug"] + args, d, stdin_file, a.ir_timeout)
             r[name + "_ir"] = n
             r["cut"] = r["cut"] or cut
     return r
@@ -257,8 +271,9 @@ def geo(xs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__ or "nofib conformance of strobe-ghc")
     ap.add_argument("nofib", help="a checkout of GHC's nofib suite")
-    ap.add_argument("--strobe-ghc", default=os.environ.get("STROBE_GHC") or find_strobe_ghc(),
-                    help="strobe-ghc (default: $STROBE_GHC, the build tree's, then PATH's)")
+    ap.add_argument("--strobe-ghc", default=os.environ.get("STROBE_GHC_CMD") or find_strobe_ghc(),
+                    help="strobe-ghc (default: $STROBE_GHC_CMD, the build tree's, then PATH's; "
+                    "STROBE_GHC is strobe-ghc's own variable: the ghc it runs)")
     ap.add_argument("--strobe-flags", default=os.environ.get("STROBE_FLAGS", ""),
                     help="extra strobe-ghc flags, e.g. strobec's optimisation level")
     ap.add_argument("--ghc", default=os.environ.get("GHC", "ghc"))
@@ -320,7 +335,7 @@ def main():
                 except Exception as e:  # the script's own failure: report it as such
                     results[rel] = {"prog": rel, "status": "fail", "why": "script: %r" % e, "ghc_exp": "-",
                                     "ghc_b": None, "strobe_b": None, "ghc_ir": None, "strobe_ir": None,
-                                    "cut": False, "fallbacks": 0}
+                                    "cut": False, "fallbacks": [], "lowered": None}
                 r = results[rel]
                 print("# %-32s %-4s %s" % (rel, r["status"], r["why"]), file=sys.stderr, flush=True)
     finally:
@@ -331,8 +346,8 @@ def main():
         return fmt % x if x is not None else "-"
 
     print()
-    print("%-30s %-5s %-7s %-6s %14s %14s %7s %8s %8s %6s %s" % (
-        "program", "ghc", "ghc=exp", "strobe", "Ir ghc", "Ir strobe", "Ir s/g", "build g", "build s",
+    print("%-30s %-5s %-7s %-6s %4s %14s %14s %7s %8s %8s %6s %s" % (
+        "program", "ghc", "ghc=exp", "strobe", "mods", "Ir ghc", "Ir strobe", "Ir s/g", "build g", "build s",
         "b s/g", "why / fallback modules"))
     for rel, _ in progs:
         r = results[rel]
@@ -340,9 +355,9 @@ def main():
         bratio = r["strobe_b"] / r["ghc_b"] if r["ghc_b"] and r["strobe_b"] else None
         note = r["why"]
         if r["fallbacks"]:
-            note = (note + "; " if note else "") + "%d module(s) kept GHC's object" % r["fallbacks"]
-        print("%-30s %-5s %-7s %-6s %14s %14s %7s %8s %8s %6s %s" % (
-            rel, "no" if r["status"] == "skip" else "yes", r["ghc_exp"], r["status"],
+            note = (note + "; " if note else "") + "GHC's object kept for " + ",".join(r["fallbacks"])
+        print("%-30s %-5s %-7s %-6s %4s %14s %14s %7s %8s %8s %6s %s" % (
+            rel, "no" if r["status"] == "skip" else "yes", r["ghc_exp"], r["status"], f(r["lowered"], "%d"),
             f(r["ghc_ir"], "%d"), f(r["strobe_ir"], "%d"), f(ratio, "%.3f") + (">" if r["cut"] else ""),
             f(r["ghc_b"] if r["status"] != "skip" else None, "%.2f"), f(r["strobe_b"], "%.2f"),
             f(bratio, "%.2f"), note))
