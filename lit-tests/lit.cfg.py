@@ -46,15 +46,26 @@ for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-
         (r"(?<![^\s|;&(])" + tool + r"(?![^\s|;&)])", os.path.join(config.llvm_tools_dir, tool))
     )
 
-# Real Haskell programs (lit-tests/ghc/): GHC 9.0.2 and strobe-ghc from the build tree.
-if shutil.which("ghc"):
-    config.available_features.add("ghc")
-if shutil.which("cabal"):
+# Real Haskell programs (lit-tests/ghc/): strobe-ghc from the build tree.  (Before
+# %ghc below, which would otherwise replace the start of %ghc_sanitize_ldflags.)
+if shutil.which("cabal", path=config.environment["PATH"]):
     config.available_features.add("cabal")
 config.substitutions.append(("%strobe_ghc", os.path.join(config.strobe_tools_dir, "strobe-ghc")))
 # What an instrumented GHC program links besides libstrobe-rt.a in this build.
 config.substitutions.append(
     ("%ghc_sanitize_ldflags", "-optl-fsanitize=address,undefined" if config.strobe_sanitize else "")
 )
-# ghc and cabal want a home; the tests give them an empty one of their own where needed.
+# ghc and cabal want a home (the cabal test gives cabal an empty one of its own).
 config.environment["HOME"] = os.environ.get("HOME", "/tmp")
+# GHC 9.0.2 (CI installs Debian's ghc): the tests in ghc/ compare strobe's objects with
+# GHC's own and link them with GHC's runtime and libraries.
+ghc = shutil.which("ghc", path=config.environment["PATH"])
+if ghc:
+    config.available_features.add("ghc")
+    config.substitutions.append(("%ghc-pkg", shutil.which("ghc-pkg", path=config.environment["PATH"]) or "ghc-pkg"))
+    config.substitutions.append(("%ghc", ghc))
+    if "HOME" in os.environ:  # ghc and ghc-pkg look for the user's package database there
+        config.environment["HOME"] = os.environ["HOME"]
+config.substitutions.append(
+    ("%strobe_package_map", os.path.join(config.strobe_src_root, "driver", "strobe-package-map"))
+)
