@@ -367,7 +367,9 @@ def main():
     nskip = sum(r["status"] == "skip" for r in rs)
     ir = geo(r["strobe_ir"] / r["ghc_ir"] for r in rs if r["ghc_ir"] and r["strobe_ir"])
     nir = sum(1 for r in rs if r["ghc_ir"] and r["strobe_ir"])
-    both = [r for r in rs if r["ghc_b"] and r["strobe_b"] and r["status"] != "skip"]
+    # Build time over the programs that both built (a build strobe-ghc stopped does not count).
+    both = [r for r in rs if r["ghc_b"] and r["strobe_b"] and r["status"] != "skip"
+            and not r["why"].startswith("build:")]
     tg, ts = sum(r["ghc_b"] for r in both), sum(r["strobe_b"] for r in both)
     bgeo = geo(r["strobe_b"] / r["ghc_b"] for r in both)
     print()
