@@ -13,9 +13,13 @@ from a live process or a core file:
   - a scripted frame provider makes plain `bt` show the dynamic stack's entries as
     frames, inserted above the C frame that entered Cmm code, each at an address on
     its tick's line, so that lldb names its Haskell function and line;
-  - `strobe bt [-a] [N]` prints the entries as the runtime's own reports do;
-    `strobe threads`, `strobe stats`, and `strobe ticks [PATTERN]`, which lists the
-    tick descriptors an executable carries (no process needed).
+  - `strobe bt [-a] [--full] [N]` prints the entries as the runtime's own reports do,
+    a function's nested notes grouped into one frame (as plain `bt` does; `strobe
+    frames full` for every entry); `strobe threads` (Haskell threads too),
+    `strobe stats`, and `strobe ticks [PATTERN]`, which lists the tick descriptors an
+    executable carries (no process needed).
+  - in a GHC program, each OS thread's stack is that of the Haskell thread it runs
+    (docs/lldb.md, "Haskell threads").
 
 The file reads top-down as the data flows:
   1. Registry     every layout this module knows (from strobe_abi.py), and nothing else
@@ -1061,7 +1065,9 @@ def __lldb_init_module(debugger, internal_dict):
 #   - ghccc registers: rbp = Sp, r15 = SpLim, r12 = Hp, r13 = BaseReg (HpLim at +856,
 #     rCurrentTSO at +872); BaseReg is a Capability's address + 24 (after its
 #     StgFunTable); the RTS lists them in `capabilities` (n_capabilities of them);
-#     a TSO's current STACK chunk is its word 3 (stackobj).
+#     a TSO's current STACK chunk is its word 3 (stackobj), its id (StgWord64) at +48;
+#   - the runtime keeps a dynamic stack per Haskell thread (registry records with
+#     `thread_id`): current_view picks the one of BaseReg's rCurrentTSO.
 
 class GhcError(Exception):
     """The Haskell stack cannot be read as GHC 9.0's runtime lays it out."""
