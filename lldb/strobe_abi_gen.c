@@ -57,6 +57,9 @@ static void write_module(FILE *out) {
   fprintf(out, "TICK_ENTRY = %d\n", (int)STROBE_TICK_ENTRY);
   fprintf(out, "DESC_NESTED = %u\n", (unsigned)STROBE_DESC_NESTED);
   fprintf(out, "ENTRY_TAIL = %u\n", (unsigned)STROBE_ENTRY_TAIL);
+  fprintf(out, "STACK_HASKELL = %u\n", (unsigned)STROBE_STACK_HASKELL);
+  fprintf(out, "STACK_RUNNING = %u\n", (unsigned)STROBE_STACK_RUNNING);
+  fprintf(out, "STACK_APPROX = %u\n", (unsigned)STROBE_STACK_APPROX);
   fprintf(out, "REGISTRY_POPS_EVERYWHERE = %u\n", (unsigned)STROBE_REGISTRY_POPS_EVERYWHERE);
   fprintf(out, "REGISTRY_CRASH_REPORT = %u\n", (unsigned)STROBE_REGISTRY_CRASH_REPORT);
   fprintf(out, "REGISTRY_REPORT_AT_EXIT = %u\n\n", (unsigned)STROBE_REGISTRY_REPORT_AT_EXIT);

@@ -13,9 +13,13 @@ from a live process or a core file:
   - a scripted frame provider makes plain `bt` show the dynamic stack's entries as
     frames, inserted above the C frame that entered Cmm code, each at an address on
     its tick's line, so that lldb names its Haskell function and line;
-  - `strobe bt [-a] [N]` prints the entries as the runtime's own reports do;
-    `strobe threads`, `strobe stats`, and `strobe ticks [PATTERN]`, which lists the
-    tick descriptors an executable carries (no process needed).
+  - `strobe bt [-a] [--full] [N]` prints the entries as the runtime's own reports do,
+    a function's nested notes grouped into one frame (as plain `bt` does; `strobe
+    frames full` for every entry); `strobe threads` (Haskell threads too),
+    `strobe stats`, and `strobe ticks [PATTERN]`, which lists the tick descriptors an
+    executable carries (no process needed).
+  - in a GHC program, each OS thread's stack is that of the Haskell thread it runs
+    (docs/lldb.md, "Haskell threads").
 
 The file reads top-down as the data flows:
   1. Registry     every layout this module knows (from strobe_abi.py), and nothing else
@@ -125,6 +129,9 @@ class Registry:
     HEADER_SIZE, THREAD_SIZE, HEAD_SIZE = HEADER.size, THREAD.size, HEAD.size
     ENTRY_SIZE, DESC_SIZE = ENTRY.size, DESC.size
     ENTRY_TAIL = abi.ENTRY_TAIL            # flags: it tail-called the entry above it
+    STACK_HASKELL = abi.STACK_HASKELL      # a thread record's flags: a Haskell thread's
+    STACK_RUNNING = abi.STACK_RUNNING      # an OS thread (tid) runs it now
+    STACK_APPROX = abi.STACK_APPROX        # its entries may be off
     DESC_SECTION = abi.TICK_SECTION
     KIND_SOURCE_NOTE = abi.TICK_SOURCE_NOTE
 
@@ -412,11 +419,15 @@ class StackView:
 
 
 class Snapshot:
-    """Every thread's dynamic stack at one stop of one process, each read once."""
+    """Every thread's dynamic stack at one stop of one process, each read once.
+
+    views: every record's, in the registry's order; stacks: by OS thread id (`tid`),
+    the stack that OS thread runs (an OS thread's own, or the Haskell thread's that
+    is RUNNING on it); haskell: a Haskell thread's stack by its thread id."""
 
     def __init__(self, registry):
         self.error = None
-        self.header, self.stacks = None, {}
+        self.header, self.stacks, self.views, self.haskell = None, {}, [], {}
         try:
             self.header = registry.header()
             for t in registry.threads(self.header):
@@ -429,7 +440,14 @@ class Snapshot:
                     note = "its head at 0x%x cannot be read" % t.head
                 elif head.stack != t.addr:
                     note = "its head at 0x%x belongs to another stack" % t.head
-                self.stacks[t.tid] = StackView(registry, t, head, note)
+                view = StackView(registry, t, head, note)
+                self.views.append(view)
+                if t.flags & Registry.STACK_HASKELL:
+                    self.haskell[t.thread_id] = view
+                    if t.flags & Registry.STACK_RUNNING and t.tid:
+                        self.stacks[t.tid] = view  # before an OS thread's own
+                elif t.tid not in self.stacks:
+                    self.stacks[t.tid] = view
         except RegistryError as e:
             self.error = str(e)
 
@@ -560,9 +578,53 @@ def entry_lines(n, e, d):
     return lines
 
 
-def stack_lines(state, view, sp=0, limit=None):
-    """The report of a stack, newest first, as the runtime prints it."""
+def on_parent_chain(descs, older, newer):
+    """Whether the descriptor at older is on the `parent` chain of the one at newer
+    (strictly: a descriptor is not on its own chain)."""
+    d = descs.get(newer)
+    for _ in range(256):  # chains are short; a torn or cyclic one must not hang
+        if not d.parent:
+            return False
+        if d.parent == older:
+            return True
+        d = descs.get(d.parent)
+    return False
+
+
+def group_entries(descs, entries):
+    """The frames a user sees, from entries newest first: consecutive entries are one
+    frame when the older's descriptor is on the newer's parent chain (the same
+    function's nested notes) and the newer is not marked tail.  Each frame is its
+    newest entry (its function, span and repeats), with `elided` the sum of the
+    group's.  The runtime's reports group by the same rule."""
+    out, newer = [], None
+    for e in entries:
+        if newer is not None and not newer.flags & Registry.ENTRY_TAIL \
+                and on_parent_chain(descs, e.desc, newer.desc):
+            out[-1] = out[-1]._replace(elided=out[-1].elided + e.elided)
+        else:
+            out.append(e)
+        newer = e
+    return out
+
+
+# Plain `bt` shows one frame per group (`strobe frames full`: per entry).
+_frames = {"full": False}
+
+
+def shown_entries(state, view, sp=0, full=None):
+    """The entries a backtrace shows, newest first (grouped unless full), and how many
+    dropped entries are still live."""
     entries, dropped = view.newest_first(sp)
+    if not (_frames["full"] if full is None else full):
+        entries = group_entries(state.descs, entries)
+    return entries, dropped
+
+
+def stack_lines(state, view, sp=0, limit=None, full=False):
+    """The report of a stack, newest first, as the runtime prints it (its nested
+    notes grouped into one frame per function activation unless full)."""
+    entries, dropped = shown_entries(state, view, sp, full)
     lines = []
     for n, e in enumerate(entries[:limit] if limit is not None else entries):
         lines += entry_lines(n, e, state.descs.get(e.desc))
@@ -571,6 +633,9 @@ def stack_lines(state, view, sp=0, limit=None):
                      + " (strobe bt without a count shows all)")
     elif dropped:
         lines.append("... " + count(dropped, "older entry dropped", "older entries dropped"))
+    if view.thread.flags & Registry.STACK_APPROX:
+        lines.append("(approximate: the thread's stack chunks changed in a way strobe "
+                     "could not follow)")
     if view.note:
         lines.append("(%s)" % view.note)
     return lines
@@ -610,7 +675,8 @@ class StrobeFrameProvider(ScriptedFrameProvider):
 
     def _stop_id(self):
         p = self.process
-        return (p.GetStopID(True), self.input_frames.GetSize()) if p is not None else None
+        return ((p.GetStopID(True), self.input_frames.GetSize(), _frames["full"])
+                if p is not None else None)
 
     def get_frame_at_index(self, index):
         if self.plan is None or (index == 0 and self.plan_stop != self._stop_id()):
@@ -669,7 +735,7 @@ class StrobeFrameProvider(ScriptedFrameProvider):
         """One dict frame per live entry, newest first: the hot loop of a deep stack
         (one dict per entry, few distinct descriptors)."""
         pcs, descs, synthetic, base = {}, state.descs, [], self.entered
-        for e in view.newest_first(sp)[0]:
+        for e in shown_entries(state, view, sp)[0]:
             pc = pcs.get(e.desc)
             if pc is None:
                 pc = pcs[e.desc] = descs.pc(descs.get(e.desc))
@@ -721,28 +787,57 @@ def exe_name(target):
     return exe.GetFilename() if exe.IsValid() else "the target"
 
 
-def thread_sp(state, thread):
-    """The live Cmm Sp of thread, from its youngest Cmm frame (0 if it has none).
-    That frame is a machine frame: the provider puts its frames below it."""
+def cmm_frame(state, target, thread):
+    """The youngest frame of thread that runs Cmm code (in a GHC program: Haskell
+    code, the ghccc registers live), or None.  That frame is a machine frame: the
+    provider puts its frames below it."""
+    ghc = ghc_runtime(target) is not None
     i = 0
     while True:  # not GetNumFrames(), which would make every synthetic frame
         f = thread.GetFrameAtIndex(i)
         if not f.IsValid() or f.IsSynthetic():
-            return 0
-        if state.is_cmm(f):
-            return live_sp(f)
+            return None
+        if ghc_code(f) if ghc else state.is_cmm(f):
+            return f
         i += 1
 
 
-def cmd_bt(exe_ctx, args, out):
-    all_threads, limit = False, None
+def current_view(state, snap, target, tid, frame):
+    """(the StackView of what OS thread tid runs, the Haskell thread id or None).
+
+    In a GHC program stopped in Haskell code (frame: its youngest frame there),
+    the Haskell thread is BaseReg's (r13, checked to be a capability's)
+    rCurrentTSO, and its stack the record with that TSO's id as `thread_id`.
+    Elsewhere (C code, the RTS, or r13 not a BaseReg) it is the record that tid
+    runs: a RUNNING Haskell thread's, or the OS thread's own."""
+    ghc = ghc_runtime(target)
+    if ghc is not None and snap.haskell and frame is not None:
+        reg = frame.FindRegister("r13")
+        hs = ghc.thread_id(state.memory, reg.GetValueAsUnsigned(0)) if reg.IsValid() else None
+        if hs is not None:
+            return snap.haskell.get(hs), hs
+    view = snap.stacks.get(tid)
+    if view is not None and view.thread.flags & Registry.STACK_HASKELL:
+        return view, view.thread.thread_id
+    return view, None
+
+
+def parse_bt_args(args):
+    all_threads, limit, full = False, None, False
     for a in args:
         if a in ("-a", "--all"):
             all_threads = True
+        elif a in ("-f", "--full"):
+            full = True
         elif a.isdigit():
             limit = int(a)
         else:
-            raise CommandError("usage: strobe bt [-a] [N]")
+            raise CommandError("usage: strobe bt [-a] [--full] [N]")
+    return all_threads, limit, full
+
+
+def cmd_bt(exe_ctx, args, out):
+    all_threads, limit, full = parse_bt_args(args)
     target, process, state, snap = need_process(exe_ctx)
     if snap.changing:
         out.append("(the thread list was changing at this stop: it may be incomplete)")
@@ -750,13 +845,15 @@ def cmd_bt(exe_ctx, args, out):
     for thread in threads:
         if not thread.IsValid():
             raise CommandError("no thread selected")
-        view = snap.stacks.get(thread.GetThreadID())
+        frame = cmm_frame(state, target, thread)
+        view, hs = current_view(state, snap, target, thread.GetThreadID(), frame)
         if all_threads:
-            out.append("thread #%d: tid = %d" % (thread.GetIndexID(), thread.GetThreadID()))
+            out.append("thread #%d: tid = %d%s" % (thread.GetIndexID(), thread.GetThreadID(),
+                                                  ", Haskell thread %d" % hs if hs else ""))
         if view is None:
             out.append("no dynamic stack on this thread (it has run no instrumented code)")
             continue
-        lines = stack_lines(state, view, thread_sp(state, thread), limit)
+        lines = stack_lines(state, view, live_sp(frame) if frame else 0, limit, full)
         out.extend(lines or ["the dynamic stack is empty"])
 
 
@@ -767,30 +864,55 @@ def cmd_threads(exe_ctx, args, out):
     if snap.changing:
         out.append("(the thread list was changing at this stop: it may be incomplete)")
     lldb_ids = {t.GetThreadID(): t.GetIndexID() for t in process}
-    if not snap.stacks:
+    if not snap.views:
         out.append("no thread has a dynamic stack (none has run instrumented code)")
-    for tid, view in snap.stacks.items():
+
+    def thread_name(tid):
+        return "thread #%d" % lldb_ids[tid] if tid in lldb_ids else "(not in this process)"
+
+    # Haskell threads by id, then OS threads' own stacks in the registry's order.
+    views = sorted((v for v in snap.views if v.thread.flags & Registry.STACK_HASKELL),
+                   key=lambda v: v.thread.thread_id)
+    views += [v for v in snap.views if not v.thread.flags & Registry.STACK_HASKELL]
+    for view in views:
         t = view.thread
-        name = "thread #%d" % lldb_ids[tid] if tid in lldb_ids else "(not in this process)"
         top = ""
         if view.entries:
             top = "  " + entry_lines(0, view.entries[-1],
                                      state.descs.get(view.entries[-1].desc))[0]
+        extra = (", busy" if t.busy else "") + \
+            (", approximate" if t.flags & Registry.STACK_APPROX else "")
+        if t.flags & Registry.STACK_HASKELL:
+            where = ("running on %s (tid %d)" % (thread_name(t.tid), t.tid)
+                     if t.flags & Registry.STACK_RUNNING else "parked")
+            out.append("Haskell thread %d: %s, depth %d/%d, %s%s%s" % (
+                t.thread_id, where, len(view.entries), t.capacity,
+                count(t.dropped, "dropped", "dropped"), extra, top))
+            continue
         out.append("%s: tid = %d, depth %d/%d, %s%s%s" % (
-            name, tid, len(view.entries), t.capacity,
-            count(t.dropped, "dropped", "dropped"),
-            ", busy" if t.busy else "", top))
+            thread_name(t.tid), t.tid, len(view.entries), t.capacity,
+            count(t.dropped, "dropped", "dropped"), extra, top))
 
 
 def cmd_stats(exe_ctx, args, out):
     if args:
         raise CommandError("usage: strobe stats")
     target, process, state, snap = need_process(exe_ctx)
-    heads = [v.head for v in snap.stacks.values()]
-    threads = [v.thread for v in snap.stacks.values()]
+    heads = [v.head for v in snap.views]
+    threads = [v.thread for v in snap.views]
     out.append("strobe: dynamic stack statistics")
     for name, value, help in Registry.stats(snap.header, threads, heads):
         out.append("  %-12s%14d  %s" % (name, value, help))
+
+
+def cmd_frames(exe_ctx, args, out):
+    if len(args) > 1 or (args and args[0] not in ("grouped", "full")):
+        raise CommandError("usage: strobe frames [grouped|full]")
+    if args:
+        _frames["full"] = args[0] == "full"
+    out.append("`bt` shows %s" % ("one frame per dynamic-stack entry" if _frames["full"]
+                                  else "one frame per function activation (nested notes "
+                                  "grouped)"))
 
 
 def cmd_ticks(exe_ctx, args, out):
@@ -815,11 +937,17 @@ def cmd_ticks(exe_ctx, args, out):
 
 
 SUBCOMMANDS = {
-    "bt": (cmd_bt, "[-a] [N]",
-           "the dynamic stack of the selected thread (-a: of every thread), newest "
-           "first, at most N entries; when the thread is in Cmm code, the entries "
-           "that its live Sp shows stale are left out"),
-    "threads": (cmd_threads, "", "the threads that have a dynamic stack"),
+    "bt": (cmd_bt, "[-a] [--full] [N]",
+           "the dynamic stack of the selected thread (-a: of every thread; in a GHC "
+           "program, of the Haskell thread it runs), newest first, at most N frames: "
+           "a function's nested notes grouped into one (--full: every entry); when "
+           "the thread is in Cmm code, the entries that its live Sp shows stale are "
+           "left out"),
+    "threads": (cmd_threads, "", "the Haskell threads (running on which OS thread, or "
+                "parked) and the OS threads that have a dynamic stack"),
+    "frames": (cmd_frames, "[grouped|full]",
+               "whether plain `bt` groups a function's nested notes into one frame "
+               "(the default) or shows every entry"),
     "stats": (cmd_stats, "", "the dynamic stack's statistics over all threads"),
     "ticks": (cmd_ticks, "[PATTERN]",
               "the tick descriptors in the target's executable and libraries (no "
@@ -835,7 +963,8 @@ def strobe_command(debugger, command, exe_ctx, result, internal_dict):
         result.SetError(str(e))
         return
     if not args or args[0] not in SUBCOMMANDS:
-        result.SetError("usage: strobe {bt [-a] [N] | threads | stats | ticks [PATTERN]}")
+        result.SetError("usage: strobe {bt [-a] [--full] [N] | threads | frames "
+                        "[grouped|full] | stats | ticks [PATTERN]}")
         return
     out = []
     try:
@@ -936,7 +1065,9 @@ def __lldb_init_module(debugger, internal_dict):
 #   - ghccc registers: rbp = Sp, r15 = SpLim, r12 = Hp, r13 = BaseReg (HpLim at +856,
 #     rCurrentTSO at +872); BaseReg is a Capability's address + 24 (after its
 #     StgFunTable); the RTS lists them in `capabilities` (n_capabilities of them);
-#     a TSO's current STACK chunk is its word 3 (stackobj).
+#     a TSO's current STACK chunk is its word 3 (stackobj), its id (StgWord64) at +48;
+#   - the runtime keeps a dynamic stack per Haskell thread (registry records with
+#     `thread_id`): current_view picks the one of BaseReg's rCurrentTSO.
 
 class GhcError(Exception):
     """The Haskell stack cannot be read as GHC 9.0's runtime lays it out."""
@@ -959,6 +1090,7 @@ class GhcRuntime:
     CURRENT_TSO_OFFSET = 872   # BaseReg->rCurrentTSO
     CAP_REGS = 24              # a Capability's StgRegTable (BaseReg), after its StgFunTable
     TSO_STACKOBJ = 24          # StgTSO: header, _link, global_link, stackobj
+    TSO_ID = 48                # StgTSO.id (StgWord64), which the GC never changes
     MAX_FRAMES = 100000
 
     def __init__(self, target):
@@ -1051,6 +1183,17 @@ class GhcRuntime:
             if self.holds(memory, stack, sp):
                 return stack + self.STACK_HEADER + 8 * self.RESERVED_STACK_WORDS
         raise GhcError("no stack chunk of a running Haskell thread holds Sp 0x%x" % sp)
+
+    def thread_id(self, memory, basereg):
+        """The id of the Haskell thread that BaseReg basereg runs (its rCurrentTSO's
+        StgTSO.id), or None if basereg is no capability's BaseReg or has no TSO."""
+        try:
+            if not basereg or basereg - self.CAP_REGS not in self.capabilities(memory):
+                return None
+            tso = self.word(memory, basereg + self.CURRENT_TSO_OFFSET)
+            return self.word(memory, tso + self.TSO_ID) if tso else None
+        except GhcError:
+            return None
 
     def capabilities(self, memory):
         """The addresses of the RTS's capabilities: the array `capabilities` of
@@ -1539,9 +1682,10 @@ def ghc_plan(provider, ghc):
     state = process_state(target, process)
     view = None
     if state is not None:
-        view = state.snapshot(process).stacks.get(provider.thread.GetThreadID())
+        view = current_view(state, state.snapshot(process), target,
+                            provider.thread.GetThreadID(), f)[0]
     if view is not None and view.depth > 0:
-        for e in view.newest_first(sp)[0]:
+        for e in shown_entries(state, view, sp)[0]:
             pc = state.descs.pc(state.descs.get(e.desc))
             if pc:
                 synthetic.append(pc)
