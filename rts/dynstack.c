@@ -18,6 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* gettid */
 #endif
+#include "profile.h"
 #include "rt_internal.h"
 
 #include <pthread.h>
@@ -263,6 +264,7 @@ static void set_options(const StrobeOptions *o) {
   __atomic_store_n(&strobe_registry.flags, flags, __ATOMIC_RELAXED); /* read by handlers */
   pthread_mutex_unlock(&registry_lock);
   if (o->crash_report) rt_install_fatal_handlers();
+  rt_profile_start(o); /* profile=FILE: sampling (profile.c), once per process */
 }
 
 /* Adds the counters c to *sum.  c may belong to a running thread (relaxed reads; see

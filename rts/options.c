@@ -67,6 +67,16 @@ static bool parse_bool(const char *s, size_t n, bool *out) {
 
 static void show_bool(FILE *out, bool v) { fputs(v ? "yes" : "no", out); }
 
+/* Any bytes but a comma (which ends the entry), at most 1023; empty is none. */
+static bool parse_path(const char *s, size_t n, StrobePath *out) {
+  if (n >= sizeof out->path || memchr(s, 0, n)) return false;
+  memcpy(out->path, s, n);
+  out->path[n] = 0;
+  return true;
+}
+
+static void show_path(FILE *out, StrobePath v) { fputs(v.path[0] ? v.path : "none", out); }
+
 /* Applies the entry e[0..n), which is not empty. */
 static bool apply(StrobeOptions *o, const char *e, size_t n) {
   const char *eq = memchr(e, '=', n);
@@ -98,7 +108,7 @@ const char *strobe_options_parse(const char *text, StrobeOptions *opts) {
 void strobe_options_describe(FILE *out) {
   fputs("STROBE_OPTIONS is key=value entries separated by commas (a size is bytes, "
         "with an optional K, M or G suffix; a count is a decimal number; a bool is "
-        "1, yes, true, on, 0, no, false or off):\n", out);
+        "1, yes, true, on, 0, no, false or off; a path is a file name without a comma):\n", out);
 #define STROBE_OPTION(name, kind, dflt, help)                                          \
   fprintf(out, "  %-22s %s (default ", #name "=<" #kind ">", help);                    \
   show_##kind(out, dflt);                                                              \

@@ -98,6 +98,12 @@ void strobe_print_int(int64_t n);
 #define STROBE_OPTION_TYPE_size size_t
 #define STROBE_OPTION_TYPE_count uint32_t
 #define STROBE_OPTION_TYPE_bool bool
+#define STROBE_OPTION_TYPE_path StrobePath
+
+/* A file name (the `path` kind): at most 1023 bytes, no comma; empty is none. */
+typedef struct StrobePath {
+  char path[1024];
+} StrobePath;
 
 /* One field per row of strobe/options.def. */
 typedef struct StrobeOptions {

@@ -1,0 +1,88 @@
+/* profile.h — sampling the dynamic stack into a CPU profile (docs/profiling.md).
+ *
+ *   profile.c      the sampler: the SIGPROF timer, its handler, the table of stacks,
+ *                  the classification of a sampled PC, the folded file at exit
+ *   ghc_profile.c  the GHC side (linked by strobe-ghc): marks the OS threads that are
+ *                  in GHC's garbage collector, so that their samples say `[gc]`
+ *
+ * The table is what the unit test (tests/test_profile.c) drives: a fixed array of
+ * slots, open addressing, filled by signal handlers on any thread at once with atomic
+ * operations only (no lock, no allocation). */
+#ifndef STROBE_RT_PROFILE_H
+#define STROBE_RT_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "strobe/rt.h"
+
+#pragma GCC visibility push(hidden)
+
+/* Where the sampled PC was, the leaf frame that a sample gets after its stack's
+ * entries: 0 is instrumented code (no leaf frame), the others are names (profile.c). */
+enum {
+  RT_PROF_INSTRUMENTED = 0,
+  RT_PROF_GC = 1,       /* [gc] */
+  RT_PROF_RTS = 2,      /* [rts] */
+  RT_PROF_LIB = 3,      /* [lib] */
+  RT_PROF_MAIN = 4,     /* [main] */
+  RT_PROF_NOSTACK = 5,  /* [nostack] */
+  RT_PROF_FIRST_NAMED = 6,
+  RT_PROF_MAX_CLASSES = 256,
+};
+
+enum {
+  RT_PROF_TRUNCATED = 1u << 0, /* older entries were cut (depth) or dropped (capacity) */
+};
+
+/* One distinct stack: its frames (function names), root first. */
+typedef struct RtProfSlot {
+  uint64_t state; /* 0 empty, 1 being filled, else the key's hash (with bit 1 set) */
+  uint64_t count;
+  uint32_t depth;
+  uint16_t leaf;
+  uint16_t flags;
+  const char *frames[]; /* `max_depth` of them */
+} RtProfSlot;
+
+typedef struct RtProfTable {
+  unsigned char *slots; /* nslots of stride bytes */
+  uint32_t nslots, max_depth;
+  size_t stride;
+  uint64_t lost; /* samples no slot was found for */
+} RtProfTable;
+
+/* The bytes a table of nslots slots of max_depth frames needs. */
+size_t rt_prof_table_bytes(uint32_t nslots, uint32_t max_depth);
+
+/* Makes a table in mem (rt_prof_table_bytes of it, zeroed, 8-aligned). */
+void rt_prof_table_init(RtProfTable *t, void *mem, uint32_t nslots, uint32_t max_depth);
+
+/* Counts one sample of frames[0..n) (root first, n <= max_depth) with leaf and flags.
+ * Async-signal-safe, lock-free, any thread.  False if no slot was free (counted in
+ * lost). */
+bool rt_prof_add(RtProfTable *t, const char *const *frames, uint32_t n, uint16_t leaf,
+                 uint16_t flags);
+
+/* Writes the folded stacks (root first, `;` between frames, a space and the count),
+ * one line per distinct stack, sorted, identical stacks merged; leaf_names[leaf] is the
+ * leaf frame's name (index 0 unused).  Lost samples are a line `[lost] N`.  Returns
+ * the number of lines, -1 on a write or memory error. */
+long rt_prof_write_folded(const RtProfTable *t, FILE *out, const char *const *leaf_names);
+
+/* The leaf name of a code symbol: NULL if it belongs to an instrumented module (one
+ * of modules[0..nmodules), GHC module names as in `Data.Map`), else the frame's name
+ * written to buf (`[base]`, `[containers]`, `[main]`, `[rts]`). */
+const char *rt_prof_symbol_label(const char *symbol, const char *const *modules,
+                                 size_t nmodules, char *buf, size_t bufsize);
+
+/* Starts sampling if o->profile names a file (once per process; later calls do
+ * nothing).  Called by dynstack.c whenever the options are set. */
+void rt_profile_start(const StrobeOptions *o);
+
+/* Nonzero while the calling OS thread is in GHC's garbage collector (ghc_profile.c). */
+extern _Thread_local volatile int rt_profile_in_gc;
+
+#pragma GCC visibility pop
+#endif
