@@ -111,9 +111,9 @@ bool rt_one_frame(const StrobeEntry *newer, const StrobeEntry *older) {
          newer->elided == 0 && strobe_desc_on_chain(older->desc, newer->desc);
 }
 
-static bool full_report(void) {
-  return __atomic_load_n(&strobe_registry.flags, __ATOMIC_RELAXED) & STROBE_REGISTRY_REPORT_FULL;
-}
+bool rt_report_full;
+
+static bool full_report(void) { return __atomic_load_n(&rt_report_full, __ATOMIC_RELAXED); }
 
 /* `#n Main.fact at Fact.hs:15:10-25 (x3) (tail)`, and the tail calls elided below it:
  * the frame of entries newest..oldest (one entry: both the same). */

@@ -36,6 +36,8 @@ void rt_set_guard_page(uintptr_t lo, uintptr_t hi);
 /* Whether entry `older`, just below `newer` in a stack, belongs to the same frame (one
  * Haskell function activation; Note [One frame per activation] in report.c). */
 bool rt_one_frame(const StrobeEntry *newer, const StrobeEntry *older);
+/* The report_full option: reports list every entry, not frames (set with the options). */
+extern bool rt_report_full;
 
 /* Writes header, then entries[0..n) (newest first) as a report prints them (as frames,
  * unless report_full is on), then a line counting the `older` entries that were not

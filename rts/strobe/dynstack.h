@@ -221,7 +221,6 @@ enum {
   STROBE_REGISTRY_POPS_EVERYWHERE = 1u << 0, /* the options in effect (flags) */
   STROBE_REGISTRY_CRASH_REPORT = 1u << 1,
   STROBE_REGISTRY_REPORT_AT_EXIT = 1u << 2,
-  STROBE_REGISTRY_REPORT_FULL = 1u << 3, /* reports list every entry, not frames */
 };
 
 typedef struct StrobeRegistry {
