@@ -496,6 +496,7 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
    * every line GHC's own -g object has (bench/line-tables.sh).  A tick inside the
    * current note then moves the location in, for code after it. */
   const CmmSrcNote *note = node->first;
+  const ScopeNode *entry = scopes_block_node(F->tree, F->decl, F->pp); /* the function's */
   LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
   if (k == F->pp && tk_ret_on_entry(k, F->pi->continuation)) lw_call_intrinsic(F, LW_RET, NULL);
   for (uint32_t i = 0; i < blk->nstmts; i++) {
@@ -506,7 +507,7 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
         note = &s->u.tick;
         LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
       }
-      lw_call_intrinsic(F, LW_TICK, &s->u.tick);
+      if (tk_ticks(L->o->ticks, entry, &s->u.tick)) lw_call_intrinsic(F, LW_TICK, &s->u.tick);
       break;
     case CMM_S_COMMENT:
     case CMM_S_UNWIND: break;

@@ -103,6 +103,11 @@ static void usage(FILE *out) {
         "  --instrument-list=FILE  XRay-style list: [always] and [never] sections of\n"
         "                      fun:PATTERN lines; [never] wins\n"
         "  --pops-everywhere   keep the pop checks in functions not instrumented too\n"
+        "  --ticks=MODE        which source notes tick: all (default) every note, so a\n"
+        "                      report's frame is at the expression its function is at now\n"
+        "                      (for a caller, where it called); functions only each\n"
+        "                      function's entry note (a binding's whole span, a thunk's\n"
+        "                      or return point's scope): the call chain, cheaper\n"
         "  --no-intrinsics     emit no dynamic-stack intrinsics at all\n"
         "                      (by default they are removed from every function not\n"
         "                      instrumented; .ll and .bc keep them for opt's plugin)\n"
@@ -190,6 +195,9 @@ static Options parse_options(int argc, char **argv) {
         fprintf(stderr, "%s\n", error);
         exit(1);
       }
+    } else if (strncmp(a, "--ticks=", 8) == 0) {
+      if (!tk_mode_parse(a + 8, &o.lower.ticks))
+        usage_error("--ticks wants 'functions' or 'all', not '%s'", a + 8);
     } else if (strcmp(a, "--pops-everywhere") == 0) {
       o.instrument.pops_everywhere = true;
     } else if (strcmp(a, "--no-intrinsics") == 0) {

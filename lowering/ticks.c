@@ -75,6 +75,40 @@ bool tk_pops(const CmmStmt *s) {
 /* A continuation is entered by a return: what was pushed at its depth is done. */
 bool tk_ret_on_entry(uint32_t pp, bool continuation) { return pp != 0 || continuation; }
 
+/* Note [Which notes tick]: with --ticks=all every source note of a function ticks, so
+ * the dynamic stack knows the innermost expression each activation is at, and a report
+ * groups a function's nested entries into one frame (Note [One frame per activation] in
+ * rts/report.c).  With --ticks=functions only the entries a call chain needs tick: in
+ * each LLVM function (one per proc point) the note GHC shows for the scope of its first
+ * block (ScopeNode.first: the first note of the main file, which for a binding's entry
+ * is the binding's whole span), wherever in that function it stands (the entry block
+ * often only checks the stack and heap; the note is in the block after).  So:
+ *   - a binding's entry ticks its own note: one entry per activation;
+ *   - a thunk's entry ticks its scope's note (it counts for the binding it belongs to,
+ *     tk_plan): the expression being forced;
+ *   - a return point (a proc point but the entry, or a -fllvm continuation) ticks the
+ *     note of its scope, after its ret (which does not depend on the mode: it still
+ *     trims what the callee left): the caller's entry again if a pop of the call took it,
+ *     and where the caller is when it goes on;
+ *   - an entry scope with no note of its own inherits its parent's first note, which
+ *     its code rarely ticks: such a function then ticks nothing.
+ * Nested expression notes do not tick, so a caller shows its binding's span, not the
+ * line it called from: the price of the cheaper mode.  The DWARF lines are the same in
+ * both modes. */
+bool tk_ticks(TkMode mode, const ScopeNode *entry, const CmmSrcNote *note) {
+  if (mode == TK_ALL) return true;
+  const CmmSrcNote *own = entry ? entry->first : NULL;
+  return own && strcmp(own->file, note->file) == 0 && own->line1 == note->line1 &&
+         own->col1 == note->col1 && own->line2 == note->line2 && own->col2 == note->col2;
+}
+
+bool tk_mode_parse(const char *s, TkMode *mode) {
+  if (strcmp(s, "all") == 0) *mode = TK_ALL;
+  else if (strcmp(s, "functions") == 0) *mode = TK_FUNCTIONS;
+  else return false;
+  return true;
+}
+
 /* ---- the descriptors ------------------------------------------------------------- */
 
 struct Ticks {

@@ -10,6 +10,7 @@
  *                 it belongs to) and whether it is entered by a return
  *   tk_pops       after which statements a pop goes (an assignment that may raise Sp)
  *   tk_ret_on_entry  which functions start with a ret (those entered by a return)
+ *   tk_ticks     which source notes tick: all, or a function's entry note (--ticks)
  *   tk_desc       the descriptor of a tick: one per (function, file, span) in the
  *                 module, numbered in order of first use
  *   tk_link       every descriptor's parent and its NESTED flag (Note [A descriptor's
@@ -57,6 +58,21 @@ bool tk_pops(const CmmStmt *s);
 /* Whether the function that starts at proc point pp of its proc begins with a ret: a
  * return point (any proc point but the entry), or the entry of a continuation. */
 bool tk_ret_on_entry(uint32_t pp, bool continuation);
+
+/* ---- which source notes tick (--ticks) ------------------------------------------- */
+
+/* Note [Which notes tick] in ticks.c. */
+typedef enum TkMode {
+  TK_ALL,       /* --ticks=all (the default): every source note, the finest location */
+  TK_FUNCTIONS, /* --ticks=functions: a function's entry note only */
+} TkMode;
+
+/* Whether a tick at note goes in the function (one per proc point) whose first block's
+ * scope is `entry` (scopes_block_node of its proc point). */
+bool tk_ticks(TkMode mode, const ScopeNode *entry, const CmmSrcNote *note);
+
+/* The mode named s ("functions", "all"); false if s names none. */
+bool tk_mode_parse(const char *s, TkMode *mode);
 
 /* ---- the module's descriptors ------------------------------------------------------ */
 

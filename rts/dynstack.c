@@ -261,6 +261,7 @@ static void set_options(const StrobeOptions *o) {
   uint32_t flags = (o->pops_everywhere ? STROBE_REGISTRY_POPS_EVERYWHERE : 0) |
                    (o->crash_report ? STROBE_REGISTRY_CRASH_REPORT : 0) |
                    (o->report_at_exit ? STROBE_REGISTRY_REPORT_AT_EXIT : 0);
+  __atomic_store_n(&rt_report_full, o->report_full, __ATOMIC_RELAXED);
   __atomic_store_n(&strobe_registry.flags, flags, __ATOMIC_RELAXED); /* read by handlers */
   pthread_mutex_unlock(&registry_lock);
   if (o->crash_report) rt_install_fatal_handlers();

@@ -91,8 +91,34 @@ static void put_span(Out *o, const StrobeTickDesc *d) {
   put(o, ")");
 }
 
-/* `#n Main.fact at Fact.hs:15:10-25 (x3) (tail)`, and the tail calls elided below it. */
-static void put_entry(Out *o, uint64_t n, const StrobeEntry *e) {
+/* ---- frames ---------------------------------------------------------------------- */
+
+/* Note [One frame per activation]: a user expects one frame per Haskell function
+ * activation, as in a C debugger, but --ticks=all pushes an entry per source note: a
+ * binding's note, then the nested notes of the expression it is evaluating.  Two
+ * consecutive entries, newer above older, are one frame when
+ *   - the older's descriptor is on the newer's parent chain (so the same function and
+ *     file, the older's span enclosing the newer's: the ticks stage links only those),
+ *   - the older is not marked tail (it did not tail-call into the newer), and
+ *   - the newer has elided nothing (no tail calls were dropped between them).
+ * A run of such pairs is one frame.  It prints the newest entry's function, span and
+ * tail mark (where the activation is now), and the oldest entry's repeats and elided
+ * count (the times the function was entered again at that depth, as --ticks=functions,
+ * which ticks only the binding's note, counts them; and the tail calls dropped below the
+ * frame).  docs/design.md, "The dynamic stack", states the same for debuggers. */
+bool rt_one_frame(const StrobeEntry *newer, const StrobeEntry *older) {
+  return newer->desc && older->desc && !(older->flags & STROBE_ENTRY_TAIL) &&
+         newer->elided == 0 && strobe_desc_on_chain(older->desc, newer->desc);
+}
+
+bool rt_report_full;
+
+static bool full_report(void) { return __atomic_load_n(&rt_report_full, __ATOMIC_RELAXED); }
+
+/* `#n Main.fact at Fact.hs:15:10-25 (x3) (tail)`, and the tail calls elided below it:
+ * the frame of entries newest..oldest (one entry: both the same). */
+static void put_frame(Out *o, uint64_t n, const StrobeEntry *newest, const StrobeEntry *oldest) {
+  const StrobeEntry *e = newest;
   const StrobeTickDesc *d = e->desc;
   put(o, "#");
   put_u64(o, n);
@@ -104,16 +130,16 @@ static void put_entry(Out *o, uint64_t n, const StrobeEntry *e) {
     put(o, ":");
     put_span(o, d);
   }
-  if (e->repeats > 0) {
+  if (oldest->repeats > 0) {
     put(o, " (x");
-    put_u64(o, e->repeats + 1);
+    put_u64(o, oldest->repeats + 1);
     put(o, ")");
   }
   if (e->flags & STROBE_ENTRY_TAIL) put(o, " (tail)");
   put(o, "\n");
-  if (e->elided > 0) {
+  if (oldest->elided > 0) {
     put(o, "   ... ");
-    put_count(o, e->elided, "tail call elided\n", "tail calls elided\n");
+    put_count(o, oldest->elided, "tail call elided\n", "tail calls elided\n");
   }
 }
 
@@ -125,15 +151,25 @@ static bool shows(const StrobeThreadStack *s, uintptr_t sp) {
   return s->dropped > 0 && s->dropped_wm >= sp; /* the oldest entries are the last to go */
 }
 
-/* Writes s's entries, newest first, leaving out those that sp shows stale; returns how
- * many it wrote. */
+/* Writes s's entries, newest first, leaving out those that sp shows stale, as frames
+ * (Note [One frame per activation]) unless report_full is on; returns how many lines
+ * of entries it wrote. */
 static int put_stack(Out *o, const StrobeThreadStack *s, uintptr_t sp) {
   int n = 0;
+  bool full = full_report();
   uint32_t depth = strobe_dynstack_depth(s);
+  const StrobeEntry *newest = NULL, *oldest = NULL; /* the frame being gathered */
   for (uint32_t i = 0; i < depth; i++) {
     const StrobeEntry *e = strobe_dynstack_at(s, i);
-    if (e->wm >= sp) put_entry(o, (uint64_t)n++, e);
+    if (e->wm < sp) continue;
+    if (newest && !full && rt_one_frame(oldest, e)) {
+      oldest = e;
+      continue;
+    }
+    if (newest) put_frame(o, (uint64_t)n++, newest, oldest);
+    newest = oldest = e;
   }
+  if (newest) put_frame(o, (uint64_t)n++, newest, oldest);
   if (s->dropped > 0 && s->dropped_wm >= sp) {
     put(o, "... ");
     put_count(o, s->dropped, "older entry dropped\n", "older entries dropped\n");
@@ -159,14 +195,21 @@ int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uin
                      uint64_t older, bool busy) {
   Out o = {.fd = fd};
   put(&o, header);
-  for (uint32_t i = 0; i < n; i++) put_entry(&o, i, &entries[i]);
+  bool full = full_report();
+  uint32_t frames = 0;
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = i;
+    while (!full && j + 1 < n && rt_one_frame(&entries[j], &entries[j + 1])) j++;
+    put_frame(&o, frames++, &entries[i], &entries[j]);
+    i = j + 1;
+  }
   if (older > 0) {
     put(&o, "... ");
     put_count(&o, older, "older entry not kept\n", "older entries not kept\n");
   }
   if (busy) put(&o, "(the dynamic stack was changing when it was copied: it may be off)\n");
   flush(&o);
-  return o.failed ? -1 : (int)n;
+  return o.failed ? -1 : (int)frames;
 }
 
 /* ---- statistics and the report at exit -------------------------------------------- */

@@ -33,9 +33,16 @@ int rt_install_fatal_handlers(void);
 /* Tells the handler where the standalone program's guard page is: [lo, hi). */
 void rt_set_guard_page(uintptr_t lo, uintptr_t hi);
 
-/* Writes header, then entries[0..n) (newest first) as a report prints them, then a
- * line counting the `older` entries that were not copied, and a warning if the stack
- * was `busy` when they were.  write(2) only.  Returns n, or -1 if a write failed. */
+/* Whether entry `older`, just below `newer` in a stack, belongs to the same frame (one
+ * Haskell function activation; Note [One frame per activation] in report.c). */
+bool rt_one_frame(const StrobeEntry *newer, const StrobeEntry *older);
+/* The report_full option: reports list every entry, not frames (set with the options). */
+extern bool rt_report_full;
+
+/* Writes header, then entries[0..n) (newest first) as a report prints them (as frames,
+ * unless report_full is on), then a line counting the `older` entries that were not
+ * copied, and a warning if the stack was `busy` when they were.  write(2) only.
+ * Returns the lines of entries written, or -1 if a write failed. */
 int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uint32_t n,
                      uint64_t older, bool busy);
 

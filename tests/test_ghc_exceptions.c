@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "ghc_exceptions.h"
+#include "rt_internal.h"
 #include "strobe/dynstack.h"
 
 static const StrobeTickDesc desc_a = {STROBE_TICK_SOURCE_NOTE, 3, 1, 3, 20, 0, "Main.a", "A.hs", NULL, NULL};
@@ -316,6 +317,53 @@ static void test_async_report(void **state) {
                       "prog: killed\n");
 }
 
+/* ---- frames (Note [One frame per activation] in rts/report.c) --------------------- */
+
+/* Main.f's binding (10,1)-(12,30), a note in it, and one in that; Main.g's binding. */
+static const StrobeTickDesc f_body = {STROBE_TICK_SOURCE_NOTE, 10, 1, 12, 30, STROBE_DESC_NESTED, "Main.f", "N.hs", NULL, NULL};
+static const StrobeTickDesc f_rhs = {STROBE_TICK_SOURCE_NOTE, 12, 5, 12, 30, STROBE_DESC_NESTED, "Main.f", "N.hs", NULL, &f_body};
+static const StrobeTickDesc f_call = {STROBE_TICK_SOURCE_NOTE, 12, 5, 12, 15, STROBE_DESC_NESTED, "Main.f", "N.hs", NULL, &f_rhs};
+static const StrobeTickDesc g_body = {STROBE_TICK_SOURCE_NOTE, 20, 1, 20, 9, STROBE_DESC_NESTED, "Main.g", "N.hs", NULL, NULL};
+
+static StrobeEntry frames[8];
+static uint32_t nframes;
+static void write_frames(void) { rt_write_entries(STDERR_FILENO, "stack:\n", frames, nframes, 0, false); }
+
+static void test_frames(void **state) {
+  (void)state;
+  StrobeEntry e[] = {
+      /* newest first: two activations of f, a tail call from g into the newer */
+      {.desc = &f_call, .wm = 0x100},
+      {.desc = &f_rhs, .wm = 0x100},
+      {.desc = &f_body, .wm = 0x100, .repeats = 2}, /* entered 3 times at this depth */
+      {.desc = &g_body, .wm = 0x180, .flags = STROBE_ENTRY_TAIL},
+      {.desc = &f_call, .wm = 0x180},
+      {.desc = &f_body, .wm = 0x180},
+      {.desc = &f_call, .wm = 0x200, .elided = 2}, /* tail calls dropped below it */
+      {.desc = &f_body, .wm = 0x200},
+  };
+  assert_true(rt_one_frame(&e[0], &e[1]));  /* on the parent chain */
+  assert_true(rt_one_frame(&e[1], &e[2]));
+  assert_false(rt_one_frame(&e[2], &e[3])); /* another function */
+  assert_false(rt_one_frame(&e[3], &e[4])); /* g is not on f's chain */
+  assert_false(rt_one_frame(&e[5], &e[4])); /* the older must be the enclosing one */
+  assert_false(rt_one_frame(&e[2], &e[5])); /* a binding is not on its own chain */
+  assert_false(rt_one_frame(&e[6], &e[7])); /* tail calls were elided between them */
+  StrobeEntry tail_older = e[5];
+  tail_older.flags = STROBE_ENTRY_TAIL;
+  assert_false(rt_one_frame(&e[4], &tail_older)); /* the older tail-called the newer */
+  memcpy(frames, e, sizeof e);
+  nframes = 8;
+  capture(write_frames);
+  assert_string_equal(captured, "stack:\n"
+                                "#0 Main.f at N.hs:12:5-15 (x3)\n"
+                                "#1 Main.g at N.hs:20:1-9 (tail)\n"
+                                "#2 Main.f at N.hs:12:5-15\n"
+                                "#3 Main.f at N.hs:12:5-15\n"
+                                "   ... 2 tail calls elided\n"
+                                "#4 Main.f at N.hs:(10,1)-(12,30)\n");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
 #define TEST(f) cmocka_unit_test_setup(f, reset)
@@ -330,6 +378,7 @@ int main(void) {
       TEST(test_no_raise_no_report),
       TEST(test_report_uncaught_off),
       TEST(test_async_report),
+      TEST(test_frames),
 #undef TEST
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -171,6 +171,50 @@ static void test_plan(void **state) {
   parsed_free(in);
 }
 
+/* ---- which notes tick --------------------------------------------------------------- */
+
+/* A binding whose entry block only checks the stack (no note), its body block with the
+ * binding's note and nested notes, a return point with a note of its own, and a thunk. */
+static const char ticks_dump[] =
+    "[" PROC("f_entry")
+        BLOCK("c0", "cA") GOTO("c1")
+        BLOCK("c1", "cA") TICK("M.hs:(1,1)-(9,20)") TICK("M.hs:2:3-9") GOTO("c2")
+        BLOCK("c2", "cA/cB") TICK("M.hs:2:5-7") TICK("M.hs:(1,1)-(9,20)") RET
+    END_PROC NEXT PROC("sat_s1_entry")
+        BLOCK("c10", "cA/cB/cX") TICK("M.hs:5:3-9") TICK("M.hs:5:4-6") RET
+    END_PROC "]\n";
+
+static void test_which_notes_tick(void **state) {
+  Arena *arena = *state;
+  Parsed in = parse_dump(ticks_dump, PARSE_ONLY);
+  ScopeTree **trees = scopes_build_file(in.f, NULL, arena);
+  const CmmProc *f = &in.f->groups[0].decls[0].u.proc, *thunk = &in.f->groups[0].decls[1].u.proc;
+  const ScopeNode *entry = scopes_block_node(trees[0], 0, 0);
+  const CmmSrcNote *binding = &f->blocks[1].stmts[0].u.tick, *nested = &f->blocks[1].stmts[1].u.tick;
+  const CmmSrcNote *inner = &f->blocks[2].stmts[0].u.tick, *again = &f->blocks[2].stmts[1].u.tick;
+  for (const CmmSrcNote *const *n = (const CmmSrcNote *[]){binding, nested, inner, again, NULL}; *n; n++)
+    assert_true(tk_ticks(TK_ALL, entry, *n)); /* all: every note */
+  assert_true(tk_ticks(TK_FUNCTIONS, entry, binding)); /* the binding's own note, */
+  assert_true(tk_ticks(TK_FUNCTIONS, entry, again));   /* wherever it stands */
+  assert_false(tk_ticks(TK_FUNCTIONS, entry, nested)); /* nested notes do not */
+  assert_false(tk_ticks(TK_FUNCTIONS, entry, inner));
+  /* a function entered at block c2 (a return point) ticks its scope's note */
+  const ScopeNode *ret = scopes_block_node(trees[0], 0, 2);
+  assert_true(tk_ticks(TK_FUNCTIONS, ret, inner));
+  assert_false(tk_ticks(TK_FUNCTIONS, ret, binding));
+  /* a thunk: its entry scope's note, not what is nested in it */
+  const ScopeNode *th = scopes_block_node(trees[0], 1, 0);
+  assert_true(tk_ticks(TK_FUNCTIONS, th, &thunk->blocks[0].stmts[0].u.tick));
+  assert_false(tk_ticks(TK_FUNCTIONS, th, &thunk->blocks[0].stmts[1].u.tick));
+  assert_false(tk_ticks(TK_FUNCTIONS, NULL, binding)); /* no scope: nothing */
+  TkMode m = TK_ALL;
+  assert_true(tk_mode_parse("functions", &m) && m == TK_FUNCTIONS);
+  assert_true(tk_mode_parse("all", &m) && m == TK_ALL);
+  assert_false(tk_mode_parse("Functions", &m) || tk_mode_parse("", &m));
+  assert_int_equal(m, TK_ALL);
+  parsed_free(in);
+}
+
 /* ---- where pops and rets go ------------------------------------------------------- */
 
 static const char pops_dump[] =
@@ -211,6 +255,7 @@ int main(void) {
       cmocka_unit_test(test_parents_per_function_and_file),
       cmocka_unit_test(test_overlapping_spans),
       cmocka_unit_test(test_dedup_per_function),
+      ARENA_TEST(test_which_notes_tick),
       ARENA_TEST(test_plan),
       ARENA_TEST(test_pops_and_rets),
   };
