@@ -281,7 +281,10 @@ static void add_counters(StrobeCounters *sum, const StrobeCounters *c) {
 
 /* s's counters, with the ticks its thread counted inline. */
 static StrobeCounters counters_of(const StrobeThreadStack *s) {
-  StrobeCounters c = {.ticks = load64(&s->head->ticks)};
+  /* s->head moves between the parked copy and its OS thread's head (bind, park) while
+   * another thread reads the statistics: read it as bind stores it. */
+  const StrobeDynStackHead *head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+  StrobeCounters c = {.ticks = load64(&head->ticks)};
   add_counters(&c, &s->counters);
   return c;
 }
