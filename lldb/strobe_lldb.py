@@ -592,16 +592,17 @@ def on_parent_chain(descs, older, newer):
 
 
 def group_entries(descs, entries):
-    """The frames a user sees, from entries newest first: consecutive entries are one
-    frame when the older's descriptor is on the newer's parent chain (the same
-    function's nested notes) and the newer is not marked tail.  Each frame is its
-    newest entry (its function, span and repeats), with `elided` the sum of the
-    group's.  The runtime's reports group by the same rule."""
+    """The frames a user sees, from entries newest first, by the runtime's rule (Note
+    [One frame per activation] in rts/report.c): two consecutive entries are one frame
+    when the older's descriptor is on the newer's parent chain (the same function's
+    nested notes), the older is not marked tail and the newer elided nothing.  A frame
+    shows its newest entry (function, span, tail mark) with its oldest entry's repeats
+    and elided count."""
     out, newer = [], None
     for e in entries:
-        if newer is not None and not newer.flags & Registry.ENTRY_TAIL \
+        if newer is not None and not e.flags & Registry.ENTRY_TAIL and newer.elided == 0 \
                 and on_parent_chain(descs, e.desc, newer.desc):
-            out[-1] = out[-1]._replace(elided=out[-1].elided + e.elided)
+            out[-1] = out[-1]._replace(repeats=e.repeats, elided=e.elided)
         else:
             out.append(e)
         newer = e
