@@ -1385,7 +1385,7 @@ class Cfi:
         self.fdes = []  # (start, end, instructions offset, end offset, cie offset)
         self._index()
 
-    def _uleb(self, o):
+    def _leb(self, o, signed):
         r = s = 0
         while True:
             b = self.raw[o]
@@ -1393,19 +1393,15 @@ class Cfi:
             r |= (b & 0x7F) << s
             s += 7
             if b < 0x80:
-                return r, o
-
-    def _sleb(self, o):
-        r = s = 0
-        while True:
-            b = self.raw[o]
-            o += 1
-            r |= (b & 0x7F) << s
-            s += 7
-            if b < 0x80:
-                if b & 0x40:
+                if signed and b & 0x40:
                     r -= 1 << s
                 return r, o
+
+    def _uleb(self, o):
+        return self._leb(o, False)
+
+    def _sleb(self, o):
+        return self._leb(o, True)
 
     def _ptr(self, o, enc):
         fmt = enc & 0x0F
