@@ -25,7 +25,6 @@ typedef struct LowerOptions {
   const char *entry;     /* --entry=LABEL: emit strobe_entry and the stop frame */
   bool dwarf_haskell;    /* DW_LANG_Haskell instead of the default (C; see docs/lowering.md) */
   unsigned dwarf_version; /* 4 or 5; 0: 4 (docs/lowering.md) */
-  const char *main_file; /* the Haskell file preferred for notes; NULL: per input */
   bool no_intrinsics;    /* emit no strobe.* calls or descriptors (instrumentation off) */
   TkMode ticks;          /* --ticks: which source notes tick (Note [Which notes tick]) */
   const struct LwSymbols *symbols; /* --package-map and --this-unit; NULL: no map, unit main */

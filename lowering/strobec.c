@@ -49,6 +49,7 @@ typedef struct Options {
   const char *output;    /* NULL: stdout */
   bool no_warnings;
   bool time_passes;
+  const char *main_file; /* --main-file: the Haskell file the scopes stage prefers */
   LowerOptions lower;
   SpOptions instrument;  /* which functions get the dynamic stack */
   const char *package_map; /* --package-map=FILE */
@@ -209,7 +210,7 @@ static Options parse_options(int argc, char **argv) {
       if (!a[12] || strpbrk(a + 12, " \t\n")) usage_error("bad unit id '%s'", a + 12);
       o.this_unit = a + 12;
     } else if (strncmp(a, "--main-file=", 12) == 0) {
-      o.lower.main_file = a + 12;
+      o.main_file = a + 12;
     } else if (strcmp(a, "-w") == 0) {
       o.no_warnings = true;
     } else if (strcmp(a, "--time-passes") == 0) {
@@ -290,7 +291,7 @@ static bool print_text(const Options *o, FILE *out) {
     ok = ok && f;
     if (f && o->out == OUT_CMM) cmm_print_file(out, f);
     if (f && o->out == OUT_SCOPES) {
-      const char *main_file = o->lower.main_file ? o->lower.main_file : scopes_main_file(f, f->arena);
+      const char *main_file = o->main_file ? o->main_file : scopes_main_file(f, f->arena);
       if (o->ninputs > 1) fprintf(out, "file %s\n", src->name);
       for (uint32_t g = 0; g < f->ngroups; g++)
         scopes_print(out, f, &f->groups[g], scopes_build(f, &f->groups[g], main_file, f->arena));
@@ -321,7 +322,7 @@ static bool compile(const Options *o) {
     CmmFile *f = front_end(o, o->inputs[i], &src);
     ScopeTree **trees = NULL;
     TkPlan *plan = NULL;
-    ok = f && TIMED(T_SCOPES, (trees = scopes_build_file(f, o->lower.main_file, f->arena)) != NULL) &&
+    ok = f && TIMED(T_SCOPES, (trees = scopes_build_file(f, o->main_file, f->arena)) != NULL) &&
          TIMED(T_TICKS, (plan = tk_plan(f, trees, f->arena)) != NULL) &&
          TIMED(T_LOWER, lw_add_file(L, f, trees, plan));
     cmm_file_free(f);
