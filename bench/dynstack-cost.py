@@ -175,13 +175,13 @@ attributes #0 = { nounwind "strobe-instrument" "strobe-name"="Main.f" }
 
 # name, function, the plugin's blocks the path goes through, in order
 FAST_PATHS = [
-    ("tick: push onto a deeper frame", "fp_tick", ["entry", "tick.room", "tick.push"]),
+    ("tick: push onto a deeper frame", "fp_tick", ["entry", "tick.deeper", "tick.push"]),
     ("tick: repeat (the top entry again)", "fp_tick",
-     ["entry", "tick.same", "tick.walk", "tick.again", "tick.repeat"]),
+     ["entry", "tick.same", "tick.top", "tick.repeat"]),
     ("pop: removes none", "fp_pop", ["entry", "pop.cont"]),
-    ("pop: removes one", "fp_pop", ["entry", "pop.loop", "pop.done", "pop.set"]),
+    ("pop: removes one", "fp_pop", ["entry", "pop.one", "pop.set"]),
     ("ret: removes none", "fp_ret", ["entry", "ret.cont"]),
-    ("ret: removes one", "fp_ret", ["entry", "ret.loop", "ret.done", "ret.set"]),
+    ("ret: removes one", "fp_ret", ["entry", "ret.one", "ret.set"]),
 ]
 
 
@@ -240,6 +240,9 @@ def trace(items, path):
             if at != len(path) - 1:
                 return None, "tail call after %s" % path[at]
             return count, None
+        if op.startswith("j") and target.startswith("next") and path[at + 1:] and \
+                path[at + 1].endswith(".cont"):  # a conditional tail call: the cont block
+            return count + 1, None
         count += 1
         if op.startswith("j") and target in labels:
             if op == "jmp" or (at + 1 < len(path) and names[target] == path[at + 1]):
@@ -254,10 +257,11 @@ def fast_paths(tmp):
     src = os.path.join(tmp, "fastpath.ll")
     with open(src, "w") as f:
         f.write(FAST_PATH_LL)
-    p1 = subprocess.run([opt, "-load-pass-plugin=" + PLUGIN, "-passes=strobe-instrument", src,
-                         "-o", src + ".bc"], capture_output=True, text=True)
+    p1 = subprocess.run([opt, "-load-pass-plugin=" + PLUGIN, "-passes=strobe-instrument",
+                         "-strobe-local-exec", src, "-o", src + ".bc"], capture_output=True, text=True)
     p2 = p1.returncode == 0 and subprocess.run(
-        [llc, "-O2", src + ".bc", "-o", src + ".s"], capture_output=True, text=True)
+        [llc, "-O2", "-relocation-model=static", src + ".bc", "-o", src + ".s"],
+        capture_output=True, text=True)
     if p1.returncode != 0 or p2.returncode != 0:
         print("fast paths: opt/llc failed:\n" + p1.stderr + (p2.stderr if p2 else ""))
         return None

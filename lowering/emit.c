@@ -123,7 +123,7 @@ static bool valid_opt_level(int opt_level, char **error) {
   return fail(error, "optimisation level %d: expected 0, 1, 2 or 3", opt_level);
 }
 
-LLVMTargetMachineRef emit_target_machine(int opt_level, char **error) {
+LLVMTargetMachineRef emit_target_machine(int opt_level, bool pic, char **error) {
   static const LLVMCodeGenOptLevel codegen_level[] = {
       LLVMCodeGenLevelNone, LLVMCodeGenLevelLess, LLVMCodeGenLevelDefault,
       LLVMCodeGenLevelAggressive};
@@ -151,11 +151,13 @@ LLVMTargetMachineRef emit_target_machine(int opt_level, char **error) {
     return NULL;
   }
   LLVMDisposeMessage(msg);
-  /* CPU "" and no features, as llc; PIC, so that objects link into PIE executables (llc
-   * needs -relocation-model=pic to build the same object). */
+  /* CPU "" and no features, as llc.  PIC links into PIE executables and shared
+   * libraries (llc needs -relocation-model=pic to build the same object); static only
+   * into an executable that is not PIE, as GHC links its programs, but its code needs
+   * no GOT and takes a descriptor's address as an immediate. */
   LLVMTargetMachineRef tm =
       LLVMCreateTargetMachine(target, triple, "", "", codegen_level[opt_level],
-                              LLVMRelocPIC, LLVMCodeModelDefault);
+                              pic ? LLVMRelocPIC : LLVMRelocStatic, LLVMCodeModelDefault);
   if (!tm) fail(error, "cannot create a target machine for '%s'", triple);
   LLVMDisposeMessage(triple);
   return tm;

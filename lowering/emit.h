@@ -2,7 +2,7 @@
  *
  * The driver's order (strobec.c):
  *
- *   tm = emit_target_machine(opt, &err)       x86-64, PIC, the codegen level of -O
+ *   tm = emit_target_machine(opt, pic, &err)  x86-64, PIC or static, the codegen level of -O
  *   emit_optimize(m, tm, opt, &err)           default<O0..O3>, LLVM's new pass manager
  *   emit_module(m, tm, kind, path, &err)      to memory, then to path in one rename
  *
@@ -36,10 +36,11 @@ typedef enum {
 bool emit_kind_from_suffix(const char *path, EmitKind *kind);
 
 /* A target machine for the host's x86-64 triple: generic CPU (as llc without -mcpu),
- * relocation model PIC (objects link into PIE executables), default code model, and
+ * relocation model PIC if pic (objects link into PIE executables and shared libraries)
+ * else static (non-PIE executables only: GHC's programs), default code model, and
  * the code generator's level for -O opt_level (0-3).  NULL and *error if it cannot be
  * made (a host that is not x86-64, a level out of range).  LLVMDisposeTargetMachine it. */
-LLVMTargetMachineRef emit_target_machine(int opt_level, char **error);
+LLVMTargetMachineRef emit_target_machine(int opt_level, bool pic, char **error);
 
 /* Sets m's triple and data layout from tm, then checks m: the verifier, and no ghccc
  * function may keep a frame pointer (Note [ghccc and the frame pointer] in emit.c).

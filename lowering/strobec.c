@@ -49,6 +49,7 @@ typedef struct Options {
   const char *output;    /* NULL: stdout */
   bool no_warnings;
   bool time_passes;
+  bool pic;              /* --relocation-model: pic (default) or static */
   const char *main_file; /* --main-file: the Haskell file the scopes stage prefers */
   LowerOptions lower;
   SpOptions instrument;  /* which functions get the dynamic stack */
@@ -80,6 +81,10 @@ static void usage(FILE *out) {
         "    scopes              each group's tick-scope tree: scopes, their blocks, their\n"
         "                        ticks and their best source note\n"
         "  -O0 -O1 -O2 -O3     optimisation level (default -O0), LLVM's pipeline in process\n"
+        "  --relocation-model=M  pic (default: links into PIE executables and shared\n"
+        "                      libraries) or static (only into an executable that is not\n"
+        "                      PIE, as GHC links its programs: no GOT, shorter dynamic-\n"
+        "                      stack code, which reaches the runtime by local-exec TLS)\n"
         "\n"
         "Lowering:\n"
         "  --entry=LABEL       make a standalone program entered at LABEL (a procedure or\n"
@@ -104,6 +109,8 @@ static void usage(FILE *out) {
         "  --instrument-list=FILE  XRay-style list: [always] and [never] sections of\n"
         "                      fun:PATTERN lines; [never] wins\n"
         "  --pops-everywhere   keep the pop checks in functions not instrumented too\n"
+        "  --count-ticks       count every tick, for the runtime's statistics (one\n"
+        "                      instruction more on each)\n"
         "  --ticks=MODE        which source notes tick: all (default) every note, so a\n"
         "                      report's frame is at the expression its function is at now\n"
         "                      (for a caller, where it called); functions only each\n"
@@ -150,7 +157,7 @@ static bool parse_emit(const char *s, Options *o) {
 }
 
 static Options parse_options(int argc, char **argv) {
-  Options o = {.out = OUT_LLVM, .kind = EMIT_KIND_LLVM};
+  Options o = {.out = OUT_LLVM, .kind = EMIT_KIND_LLVM, .pic = true};
   sp_options_init(&o.instrument);
   o.inputs = calloc((size_t)argc, sizeof *o.inputs);
   if (!o.inputs) internal_error("out of memory");
@@ -201,6 +208,13 @@ static Options parse_options(int argc, char **argv) {
         usage_error("--ticks wants 'functions' or 'all', not '%s'", a + 8);
     } else if (strcmp(a, "--pops-everywhere") == 0) {
       o.instrument.pops_everywhere = true;
+    } else if (strcmp(a, "--count-ticks") == 0) {
+      o.instrument.count_ticks = true;
+    } else if (strncmp(a, "--relocation-model=", 19) == 0) {
+      if (strcmp(a + 19, "pic") == 0) o.pic = true;
+      else if (strcmp(a + 19, "static") == 0) o.pic = false;
+      else usage_error("unknown --relocation-model '%s' (expected pic or static)", a + 19);
+      o.instrument.local_exec = !o.pic;
     } else if (strcmp(a, "--no-intrinsics") == 0) {
       o.lower.no_intrinsics = true;
     } else if (strncmp(a, "--package-map=", 14) == 0) {
@@ -341,7 +355,7 @@ static bool compile(const Options *o) {
   bool code = o->kind == EMIT_KIND_OBJ || o->kind == EMIT_KIND_ASM;
   if (ok && code && !TIMED(T_INSTRUMENT, sp_instrument_module(m, &o->instrument, &error)))
     ok = report(&d, error);
-  LLVMTargetMachineRef tm = ok ? emit_target_machine(o->opt_level, &error) : NULL;
+  LLVMTargetMachineRef tm = ok ? emit_target_machine(o->opt_level, o->pic, &error) : NULL;
   ok = ok && (tm || report(&d, error));
   ok = ok && (TIMED(T_OPTIMIZE, emit_optimize(m, tm, o->opt_level, &error)) || report(&d, error));
   ok = ok && (TIMED(T_EMIT, emit_module(m, tm, o->kind, o->output ? o->output : "-", &error)) ||

@@ -26,6 +26,13 @@ static cl::opt<std::string> InstrumentList(
 static cl::opt<bool> PopsEverywhere(
     "strobe-pops-everywhere",
     cl::desc("strobe-instrument: keep pop and ret checks in every function"));
+static cl::opt<bool> CountTicks(
+    "strobe-count-ticks",
+    cl::desc("strobe-instrument: count every tick in the runtime's statistics"));
+static cl::opt<bool> LocalExec(
+    "strobe-local-exec",
+    cl::desc("strobe-instrument: the code goes into the executable that links "
+             "libstrobe-rt.a (local-exec TLS)"));
 
 namespace {
 struct StrobeInstrument : PassInfoMixin<StrobeInstrument> {
@@ -33,6 +40,8 @@ struct StrobeInstrument : PassInfoMixin<StrobeInstrument> {
     SpOptions O;
     sp_options_init(&O);
     O.pops_everywhere = PopsEverywhere;
+    O.count_ticks = CountTicks;
+    O.local_exec = LocalExec;
     char *Error = nullptr;
     bool Changed = sp_module_has_intrinsics(wrap(&M));
     bool Ok = sp_options_add_globs(&O, InstrumentGlobs.c_str(), &Error) &&

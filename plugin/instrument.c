@@ -2,9 +2,9 @@
  *
  * The pass works in three steps, each over the whole module:
  *   1. check: every intrinsic of intrinsics.def that m declares has the type the table
- *      gives it and is only ever called directly, and the runtime's slow paths and the
- *      cache, if m has them, have the types the fast paths need.  Nothing changes
- *      before this passed, so an error leaves m as it was.
+ *      gives it and is only ever called directly, and the runtime's head, if m has it,
+ *      is thread-local.  Nothing changes before this passed, so an error leaves m as
+ *      it was.
  *   2. rewrite, function by function: decide whether it is instrumented, then replace
  *      each intrinsic call by its fast path (rewrite_call) or by nothing.
  *   3. delete the intrinsics' declarations, which have no uses left.
@@ -15,9 +15,11 @@
  * address of the thread's head (llvm.threadlocal.address) and the offsets taken from
  * dynstack.h itself (offsetof on StrobeDynStackHead and StrobeEntry):
  *
- *   tick(desc, sp):  h->ticks += 1 (monotonic); t = h->top; wm = t->wm
- *                    br (sp <u wm), room, same
- *     same:          br (wm == sp), walk, cold                     ; weights 2^20-1 : 1
+ *   tick(desc, sp):  [h->ticks += 1 (monotonic), with count_ticks]
+ *                    t = h->top; br (sp <u t->wm), deeper, same
+ *     deeper:        br (t <u h->limit), push, cold                ; weights 2^20-1 : 1
+ *     push:          t[1].desc = desc; t[1].wm = sp; h->top += 1 (release); br cont
+ *     same:          br (t->wm == sp), walk, cold                  ; likewise
  *     walk:          at = phi [t, same], [at - 1, step]; d = at->desc
  *                    br (d == desc), again, other
  *     again:         br (at == t), repeat, popped
@@ -26,26 +28,50 @@
  *     other:         br (d == c1 | d == c2 | ...), room, sibling   ; desc's constant
  *                                                                  ; parent chain
  *     sibling:       br (d->function == desc->function), step, cold ; likewise
- *     step:          br ((at - 1)->wm == sp), walk, room
- *     room:          base = phi [t, entry], [at, other], [at - 1, step]; n = base + 1
- *                    br (n <u h->limit), push, cold                ; likewise
- *     push:          *n = {desc, sp, 0, 0|0}; store release n -> h->top; br cont
+ *     step:          clear at's repeats, flags and elided (it is popped)
+ *                    br ((at - 1)->wm == sp), walk, room
+ *     room:          base = phi [at, other], [at - 1, step]
+ *                    br (base <u h->limit), push_on, cold          ; likewise
+ *     push_on:       base[1] = {desc, sp}; store release base + 1 -> h->top; br cont
  *   When desc is not a constant flagged STROBE_DESC_NESTED (parent_chain), `other`
- *   branches to cold, and sibling and step are not made.
- *   pop(sp):         t0 = h->top; br (t0->wm <u sp), loop, cont    ; weights 1 : 2^20-1
- *     loop:          t = phi [t0, loop's t - 1]; br ((t - 1)->wm <u sp), loop, done
- *     done:          br (t - 1 <u h->base), cold, set              ; weights 1 : 2^20-1
- *     set:           store release t - 1 -> h->top; br cont
+ *   branches to cold, and sibling, step, room and push_on are not made.
+ *   pop(sp):         t = h->top; br (t->wm <u sp), one, cont       ; weights 1 : 2^20-1
+ *     one:           br ((t - 1)->wm <u sp), more, set
+ *     set:           clear t's repeats, flags and elided; h->top -= 1 (release); br cont
+ *     more:          clear t; then at = t - 1, t - 2, ...: clear at while (at - 1)->wm <u sp
+ *                    (the base's UINTPTR_MAX stops it); store release at - 1 -> h->top
  *   ret(sp):         the same with <=u, and no weights on the first branch (a return
  *                    usually pops what the callee pushed)
- *     cold:          call strobe_tick(desc, sp) / strobe_pop(sp) / strobe_ret(sp)
- *                    (C, cold); br cont
+ *     cold:          the slow path (below); br cont
+ *
+ * Each common path is at most 8 x86-64 instructions (bench/dynstack-cost.py counts
+ * them): `h->top += 1` is a relaxed load and a release store of the same address,
+ * which x86 folds into one `addq` on memory; the tick reads t->wm twice, once for each
+ * compare, as volatile loads: volatile only so that LLVM does not merge them, for a
+ * merged read that two blocks use is loaded into a register, where x86 folds each
+ * into its compare (one instruction less on every tick; the walk reads the top's desc
+ * again for the same reason); with local_exec, h is %fs:strobe_dynstack_head@TPOFF
+ * itself, and under strobec --relocation-model=static a descriptor's address is an
+ * immediate.
  *
  * The block of the intrinsic call is split after it (cont gets the rest of the block);
  * cold blocks go to the end of the function.  Every new instruction has the debug
- * location of the call it replaces.  Nothing here makes an alloca, so a ghccc function
- * keeps no frame pointer (lowering/emit.c, Note [ghccc and the frame pointer]); its cold
- * call is an ordinary C call, as a foreign call is. */
+ * location of the call it replaces.
+ *
+ * Note [The cold calls]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * A C call in a cold block would make LLVM give every instrumented ghccc function a
+ * frame (a push and pop around the whole function, for the call's stack alignment)
+ * and spill what GHC keeps in the C ABI's scratch registers: two instructions and
+ * more on every path, taken or not.  So the cold block calls the slow path through
+ * its trampoline instead, `<rts entry>_cold` (rts/trampolines.c), in inline asm that
+ * LLVM does not see as a call: the trampoline aligns the stack itself and preserves
+ * every register the C ABI lets a callee change, but r10 and r11, which the asm
+ * declares clobbered (a PLT stub may use them).  Its arguments go in rax and rdx,
+ * which ghccc never uses for GHC's registers.  The asm pushes a return address below
+ * rsp, so a function with such a call gets `noredzone`.  Nothing here makes an alloca,
+ * so a ghccc function keeps no frame pointer (lowering/emit.c, Note [ghccc and the
+ * frame pointer]). */
 #define _POSIX_C_SOURCE 200809L /* strndup */
 #include "instrument.h"
 
@@ -332,8 +358,7 @@ typedef struct Pass {
   LLVMBuilderRef b;
   LLVMTypeRef ptr, word, i32;
   LLVMValueRef fn[SP_NINTRINSICS];      /* the intrinsics m declares, or NULL */
-  LLVMValueRef slow[SP_NINTRINSICS];    /* their slow paths, declared on first use */
-  LLVMTypeRef slow_type[SP_NINTRINSICS];
+  LLVMValueRef cold[SP_NINTRINSICS];    /* the inline asm calling each one's trampoline */
   LLVMValueRef head;                    /* strobe_dynstack_head, declared on first use */
   LLVMValueRef tls_address;             /* llvm.threadlocal.address.p0 */
   LLVMTypeRef tls_address_type;
@@ -343,7 +368,8 @@ typedef struct Pass {
 
 static LLVMTypeRef arg_type(const Pass *p, SpArgKind k) { return k == SP_ARG_DESC ? p->ptr : p->word; }
 
-static LLVMTypeRef slow_path_type(const Pass *p, SpIntrinsicId id) {
+/* The type of intrinsic id: its slow path's. */
+static LLVMTypeRef intrinsic_type(const Pass *p, SpIntrinsicId id) {
   const SpIntrinsic *in = &intrinsics[id];
   LLVMTypeRef params[2];
   for (unsigned i = 0; i < in->nargs; i++) params[i] = arg_type(p, in->args[i]);
@@ -369,15 +395,12 @@ static bool check_module(Pass *p, char **error) {
     const SpIntrinsic *in = &intrinsics[id];
     LLVMValueRef f = LLVMGetNamedFunction(p->m, in->name);
     p->fn[id] = f;
-    LLVMValueRef slow = LLVMGetNamedFunction(p->m, in->rts_entry);
-    if (slow && !check_type(slow, slow_path_type(p, id), "the runtime function", error))
-      return false;
     if (!f) continue;
     if (LLVMCountBasicBlocks(f) > 0)
       return fail(error, "strobe-instrument: the intrinsic '%s' has a body; it must be only declared",
                   in->name);
     /* The intrinsic's type is its slow path's. */
-    if (!check_type(f, slow_path_type(p, id), "the intrinsic", error)) return false;
+    if (!check_type(f, intrinsic_type(p, id), "the intrinsic", error)) return false;
     for (LLVMUseRef u = LLVMGetFirstUse(f); u; u = LLVMGetNextUse(u)) {
       LLVMValueRef user = LLVMGetUser(u);
       bool direct = LLVMIsACallInst(user) && LLVMGetCalledValue(user) == f;
@@ -404,23 +427,20 @@ static bool check_module(Pass *p, char **error) {
 
 /* ---- step 2: rewrite ------------------------------------------------------------ */
 
-static LLVMValueRef get_slow_path(Pass *p, SpIntrinsicId id) {
-  if (p->slow[id]) return p->slow[id];
-  const char *name = intrinsics[id].rts_entry;
-  LLVMTypeRef t = slow_path_type(p, id);
-  LLVMValueRef f = LLVMGetNamedFunction(p->m, name);
-  if (!f) {
-    f = LLVMAddFunction(p->m, name, t);
-    const char *attrs[] = {"cold", "nounwind"};
-    for (size_t i = 0; i < sizeof attrs / sizeof *attrs; i++) {
-      unsigned kind = LLVMGetEnumAttributeKindForName(attrs[i], strlen(attrs[i]));
-      LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex,
-                              LLVMCreateEnumAttribute(p->ctx, kind, 0));
-    }
-  }
-  p->slow[id] = f;
-  p->slow_type[id] = t;
-  return f;
+/* The inline asm that calls id's slow path through its trampoline (Note [The cold
+ * calls]), made on first use. */
+static LLVMValueRef cold_asm(Pass *p, SpIntrinsicId id) {
+  if (p->cold[id]) return p->cold[id];
+  char text[64];
+  snprintf(text, sizeof text, "call %s_cold@PLT", intrinsics[id].rts_entry);
+  static const char *const inputs[] = {"{rax},", "{rax},{rdx},"};
+  char constraints[128];
+  snprintf(constraints, sizeof constraints, "%s~{r10},~{r11},~{memory},~{dirflag},~{fpsr},~{flags}",
+           inputs[intrinsics[id].nargs - 1]);
+  p->cold[id] = LLVMGetInlineAsm(intrinsic_type(p, id), text, strlen(text), constraints,
+                                 strlen(constraints), /*HasSideEffects=*/1, /*IsAlignStack=*/0,
+                                 LLVMInlineAsmDialectATT, /*CanThrow=*/0);
+  return p->cold[id];
 }
 
 /* The address of this thread's head, computed at the builder. */
@@ -429,9 +449,9 @@ static LLVMValueRef head_address(Pass *p) {
     p->head = LLVMAddGlobal(p->m, strobe_head_llvm_type(p->ctx), STROBE_DYNSTACK_HEAD_NAME);
     LLVMSetLinkage(p->head, LLVMExternalLinkage);
     LLVMSetThreadLocal(p->head, 1);
-    LLVMSetThreadLocalMode(p->head, LLVMInitialExecTLSModel);
     LLVMSetAlignment(p->head, _Alignof(StrobeDynStackHead));
   }
+  LLVMSetThreadLocalMode(p->head, p->o->local_exec ? LLVMLocalExecTLSModel : LLVMInitialExecTLSModel);
   if (!p->tls_address) {
     static const char name[] = "llvm.threadlocal.address";
     unsigned iid = LLVMLookupIntrinsicID(name, sizeof name - 1);
@@ -517,17 +537,14 @@ static LLVMBasicBlockRef split_after(Pass *p, LLVMValueRef after, const char *na
   return tail;
 }
 
-/* A cold block at the end of the function that calls id's slow path with args and
- * branches to cont. */
+/* A cold block at the end of the function that calls id's slow path with args (Note
+ * [The cold calls]) and branches to cont. */
 static LLVMBasicBlockRef cold_block(Pass *p, SpIntrinsicId id, LLVMValueRef *args,
                                     LLVMBasicBlockRef cont, const char *name) {
   LLVMBasicBlockRef here = LLVMGetInsertBlock(p->b);
   LLVMBasicBlockRef cold = LLVMAppendBasicBlockInContext(p->ctx, LLVMGetBasicBlockParent(cont), name);
   LLVMPositionBuilderAtEnd(p->b, cold);
-  LLVMValueRef slow = get_slow_path(p, id);
-  LLVMValueRef call = LLVMBuildCall2(p->b, p->slow_type[id], slow, args, intrinsics[id].nargs, "");
-  unsigned cold_kind = LLVMGetEnumAttributeKindForName("cold", 4);
-  LLVMAddCallSiteAttribute(call, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(p->ctx, cold_kind, 0));
+  LLVMBuildCall2(p->b, intrinsic_type(p, id), cold_asm(p, id), args, intrinsics[id].nargs, "");
   LLVMBuildBr(p->b, cont);
   LLVMPositionBuilderAtEnd(p->b, here);
   return cold;
@@ -552,29 +569,55 @@ static void store(Pass *p, LLVMValueRef v, LLVMValueRef addr, LLVMAtomicOrdering
   if (ordering != LLVMAtomicOrderingNotAtomic) LLVMSetOrdering(st, ordering);
 }
 
-/* *addr += 1, a relaxed (monotonic) load and store: see dynstack.h §4. */
-static void count(Pass *p, LLVMValueRef addr, const char *name) {
-  LLVMValueRef v = load(p, p->word, addr, name);
+static LLVMValueRef relaxed_load(Pass *p, LLVMTypeRef t, LLVMValueRef addr, const char *name) {
+  LLVMValueRef v = load(p, t, addr, name);
   LLVMSetOrdering(v, LLVMAtomicOrderingMonotonic);
-  store(p, LLVMBuildAdd(p->b, v, LLVMConstInt(p->word, 1, 0), ""), addr, LLVMAtomicOrderingMonotonic);
+  return v;
 }
 
-/* *e = {desc, sp, 0, 0, 0}: the entry's fields in order, each once. */
-static void store_entry(Pass *p, LLVMValueRef e, LLVMValueRef desc, LLVMValueRef sp) {
-  _Static_assert(offsetof(StrobeEntry, elided) == offsetof(StrobeEntry, flags) + 4 &&
-                     sizeof(StrobeEntry) == offsetof(StrobeEntry, flags) + 8,
-                 "flags and elided are the entry's last word");
-  LLVMValueRef zero = LLVMConstInt(p->word, 0, 0);
-  store(p, desc, field(p, e, offsetof(StrobeEntry, desc), ""), LLVMAtomicOrderingNotAtomic);
-  store(p, sp, field(p, e, offsetof(StrobeEntry, wm), ""), LLVMAtomicOrderingNotAtomic);
-  store(p, zero, field(p, e, offsetof(StrobeEntry, repeats), ""), LLVMAtomicOrderingNotAtomic);
-  store(p, zero, field(p, e, offsetof(StrobeEntry, flags), ""), LLVMAtomicOrderingNotAtomic);
+/* *addr += 1, a relaxed (monotonic) load and store: see dynstack.h §4. */
+static void count(Pass *p, LLVMValueRef addr, const char *name) {
+  LLVMValueRef v = relaxed_load(p, p->word, addr, name);
+  store(p, LLVMBuildAdd(p->b, v, LLVMConstInt(p->word, 1, 0), ""), addr, LLVMAtomicOrderingMonotonic);
 }
 
 /* The entry n slots from e. */
 static LLVMValueRef entry_at(Pass *p, LLVMValueRef e, long n, const char *name) {
   LLVMValueRef idx = LLVMConstInt(LLVMInt64TypeInContext(p->ctx), (unsigned long long)(n * (long)sizeof(StrobeEntry)), 1);
   return LLVMBuildInBoundsGEP2(p->b, LLVMInt8TypeInContext(p->ctx), e, &idx, 1, name);
+}
+
+/* e->wm, loaded for one compare; volatile where the same watermark is compared twice
+ * (Note [The fast paths in IR]). */
+static LLVMValueRef wm_of(Pass *p, LLVMValueRef e, bool volatile_, const char *name) {
+  LLVMValueRef v = load(p, p->word, field(p, e, offsetof(StrobeEntry, wm), ""), name);
+  if (volatile_) LLVMSetVolatile(v, 1);
+  return v;
+}
+
+/* The slot above e gets {desc, sp}: its other fields are 0 already (Note [The entries
+ * and their sentinels] in strobe/dynstack.h). */
+static void store_entry_above(Pass *p, LLVMValueRef e, LLVMValueRef desc, LLVMValueRef sp) {
+  store(p, desc, field(p, e, sizeof(StrobeEntry) + offsetof(StrobeEntry, desc), ""), LLVMAtomicOrderingNotAtomic);
+  store(p, sp, field(p, e, sizeof(StrobeEntry) + offsetof(StrobeEntry, wm), ""), LLVMAtomicOrderingNotAtomic);
+}
+
+/* e is popped: its repeats, flags and elided go back to 0. */
+static void clear_entry(Pass *p, LLVMValueRef e) {
+  _Static_assert(offsetof(StrobeEntry, elided) == offsetof(StrobeEntry, flags) + 4 &&
+                     sizeof(StrobeEntry) == offsetof(StrobeEntry, flags) + 8 &&
+                     offsetof(StrobeEntry, flags) == offsetof(StrobeEntry, repeats) + 8,
+                 "repeats, then flags and elided, are the entry's last two words");
+  LLVMValueRef zero = LLVMConstInt(p->word, 0, 0);
+  store(p, zero, field(p, e, offsetof(StrobeEntry, repeats), ""), LLVMAtomicOrderingNotAtomic);
+  store(p, zero, field(p, e, offsetof(StrobeEntry, flags), ""), LLVMAtomicOrderingNotAtomic);
+}
+
+/* h->top += n slots, as one read-modify-write (Note [The fast paths in IR]). */
+static void move_top(Pass *p, LLVMValueRef h, long n) {
+  LLVMValueRef top_addr = field(p, h, offsetof(StrobeDynStackHead, top), "");
+  LLVMValueRef t = relaxed_load(p, p->ptr, top_addr, "dyn.top.again");
+  store(p, entry_at(p, t, n, "dyn.top.moved"), top_addr, LLVMAtomicOrderingRelease);
 }
 
 /* desc's parent chain, if desc is a constant descriptor whose flags say the chain has
@@ -599,123 +642,147 @@ static int parent_chain(LLVMValueRef desc, LLVMValueRef *chain, int max) {
   return n;
 }
 
-/* The tick fast path, at the builder (Note [The fast paths in IR]). */
-static void build_tick(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef sp,
-                       LLVMBasicBlockRef cold, LLVMBasicBlockRef cont) {
-  enum { MAX_CHAIN = 32 };
-  LLVMValueRef chain[MAX_CHAIN];
-  int nchain = parent_chain(desc, chain, MAX_CHAIN);
-  LLVMBasicBlockRef entry = LLVMGetInsertBlock(p->b);
-  LLVMBasicBlockRef same = new_block(p, SP_TICK, "same", cont), walk = new_block(p, SP_TICK, "walk", cont),
-                    again = new_block(p, SP_TICK, "again", cont), popped = new_block(p, SP_TICK, "popped", cont),
-                    repeat = new_block(p, SP_TICK, "repeat", cont), other = new_block(p, SP_TICK, "other", cont),
-                    sibling = new_block(p, SP_TICK, "sibling", cont), step = new_block(p, SP_TICK, "step", cont),
-                    room = new_block(p, SP_TICK, "room", cont), push = new_block(p, SP_TICK, "push", cont);
+/* br (e <u h->limit), push, cold: whether there is a slot above e. */
+static void branch_room(Pass *p, LLVMValueRef h, LLVMValueRef e, LLVMBasicBlockRef push,
+                        LLVMBasicBlockRef cold) {
+  LLVMValueRef limit = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, limit), "dyn.limit.addr"),
+                            "dyn.limit");
+  branch(p, LLVMBuildICmp(p->b, LLVMIntULT, e, limit, "dyn.room"), push, cold, false);
+}
 
-  count(p, field(p, h, offsetof(StrobeDynStackHead, ticks), "dyn.ticks.addr"), "dyn.ticks");
-  LLVMValueRef t = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
-  LLVMValueRef wm = load(p, p->word, field(p, t, offsetof(StrobeEntry, wm), "dyn.wm.addr"), "dyn.wm");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntULT, sp, wm, "dyn.deeper"), room, same);
-
-  LLVMPositionBuilderAtEnd(p->b, same); /* sp > wm: stale entries, for the runtime */
-  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, wm, sp, "dyn.same_wm"), walk, cold, false);
-
-  LLVMPositionBuilderAtEnd(p->b, walk); /* the entries at sp, from the top */
-  LLVMValueRef at = LLVMBuildPhi(p->b, p->ptr, "dyn.at");
-  LLVMValueRef d = load(p, p->ptr, field(p, at, offsetof(StrobeEntry, desc), ""), "dyn.desc");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, d, desc, "dyn.again"), again, other);
-
-  LLVMPositionBuilderAtEnd(p->b, again); /* rule 2a */
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, at, t, "dyn.at_top"), repeat, popped);
-  LLVMPositionBuilderAtEnd(p->b, popped); /* after rule 2c: at runs again, not a tail caller */
+/* at->flags &= ~TAIL: at runs again, not a tail caller (rule 2a). */
+static void untail(Pass *p, LLVMValueRef at) {
   LLVMValueRef flags_addr = field(p, at, offsetof(StrobeEntry, flags), "dyn.flags.addr");
   LLVMValueRef flags = LLVMBuildLoad2(p->b, p->i32, flags_addr, "dyn.flags");
   LLVMSetAlignment(flags, 8);
   flags = LLVMBuildAnd(p->b, flags, LLVMConstInt(p->i32, ~(uint32_t)STROBE_ENTRY_TAIL, 0), "dyn.flags.untail");
   LLVMSetAlignment(LLVMBuildStore(p->b, flags, flags_addr), 8);
-  store(p, at, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
-  LLVMBuildBr(p->b, repeat);
-  LLVMPositionBuilderAtEnd(p->b, repeat);
-  count(p, field(p, at, offsetof(StrobeEntry, repeats), "dyn.repeats.addr"), "dyn.repeats");
+}
+
+/* The tick fast path at the watermark of the top entry t, from `same` on: the walk
+ * over the entries at sp (Note [The fast paths in IR]). */
+static void build_walk(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef sp, LLVMValueRef t,
+                       LLVMBasicBlockRef same, LLVMBasicBlockRef cold, LLVMBasicBlockRef cont) {
+  enum { MAX_CHAIN = 32 };
+  LLVMValueRef chain[MAX_CHAIN];
+  int nchain = parent_chain(desc, chain, MAX_CHAIN);
+  LLVMBasicBlockRef top = new_block(p, SP_TICK, "top", cont), repeat = new_block(p, SP_TICK, "repeat", cont);
+
+  LLVMPositionBuilderAtEnd(p->b, same); /* sp >= t->wm; sp > t->wm: stale entries */
+  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, sp, wm_of(p, t, true, "dyn.wm"), "dyn.same_wm"), top, cold, false);
+
+  LLVMPositionBuilderAtEnd(p->b, top); /* the top entry is at sp */
+  LLVMValueRef d0 = load(p, p->ptr, field(p, t, offsetof(StrobeEntry, desc), ""), "dyn.desc");
+  LLVMBasicBlockRef other = nchain < 0 ? cold : new_block(p, SP_TICK, "other", cont);
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, d0, desc, "dyn.again"), repeat, other);
+  LLVMPositionBuilderAtEnd(p->b, repeat); /* rule 2a on the top */
+  count(p, field(p, t, offsetof(StrobeEntry, repeats), "dyn.repeats.addr"), "dyn.repeats");
+  LLVMBuildBr(p->b, cont);
+  if (nchain < 0) return; /* the chain is not known: the runtime tells the entries apart */
+
+  LLVMBasicBlockRef sibling = new_block(p, SP_TICK, "sibling", cont), step = new_block(p, SP_TICK, "step", cont),
+                    next = new_block(p, SP_TICK, "next", cont), popped = new_block(p, SP_TICK, "popped", cont),
+                    room = new_block(p, SP_TICK, "room", cont), push_on = new_block(p, SP_TICK, "push_on", cont);
+  LLVMPositionBuilderAtEnd(p->b, other); /* at is an entry at sp, not desc */
+  LLVMValueRef at = LLVMBuildPhi(p->b, p->ptr, "dyn.at");
+  LLVMAddIncoming(at, &t, &top, 1);
+  /* read again, relaxed, so that LLVM does not merge it with d0's or d1's read, which
+   * each fold into their compare */
+  LLVMValueRef d = relaxed_load(p, p->ptr, field(p, at, offsetof(StrobeEntry, desc), ""), "dyn.at.desc");
+  LLVMValueRef on_chain = NULL; /* rule 2b: at contains desc */
+  for (int i = 0; i < nchain; i++) {
+    LLVMValueRef is = LLVMBuildICmp(p->b, LLVMIntEQ, d, chain[i], "dyn.encloses");
+    on_chain = on_chain ? LLVMBuildOr(p->b, on_chain, is, "dyn.encloses") : is;
+  }
+  if (on_chain) LLVMBuildCondBr(p->b, on_chain, room, sibling);
+  else LLVMBuildBr(p->b, sibling);
+
+  LLVMPositionBuilderAtEnd(p->b, sibling); /* rule 2c, or another function's (2d: cold) */
+  LLVMValueRef d_function = load(p, p->ptr, field(p, d, offsetof(StrobeTickDesc, function), ""), "dyn.desc.function");
+  LLVMValueRef function = load(p, p->ptr, field(p, desc, offsetof(StrobeTickDesc, function), ""), "dyn.function");
+  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, d_function, function, "dyn.same_function"), step, cold, false);
+
+  LLVMPositionBuilderAtEnd(p->b, step); /* pop it; rule 3 if nothing else is at sp */
+  clear_entry(p, at);
+  LLVMValueRef below = entry_at(p, at, -1, "dyn.below");
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, wm_of(p, below, false, "dyn.below.wm"), sp, "dyn.below.same_wm"),
+                  next, room);
+
+  LLVMPositionBuilderAtEnd(p->b, next); /* the entry below, at sp too */
+  LLVMValueRef d1 = load(p, p->ptr, field(p, below, offsetof(StrobeEntry, desc), ""), "dyn.below.desc");
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, d1, desc, "dyn.again"), popped, other);
+  LLVMAddIncoming(at, &below, &next, 1);
+  LLVMPositionBuilderAtEnd(p->b, popped); /* rule 2a, after rule 2c popped what was above */
+  untail(p, below);
+  store(p, below, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
+  count(p, field(p, below, offsetof(StrobeEntry, repeats), "dyn.repeats.addr"), "dyn.repeats");
   LLVMBuildBr(p->b, cont);
 
   LLVMPositionBuilderAtEnd(p->b, room); /* push on base */
   LLVMValueRef base = LLVMBuildPhi(p->b, p->ptr, "dyn.base");
-  LLVMAddIncoming(base, &t, &entry, 1);
-  LLVMValueRef n = entry_at(p, base, 1, "dyn.next");
-  LLVMValueRef limit = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, limit), "dyn.limit.addr"),
-                            "dyn.limit");
-  branch(p, LLVMBuildICmp(p->b, LLVMIntULT, n, limit, "dyn.room"), push, cold, false);
-  LLVMAddIncoming(at, &t, &same, 1);
-
-  LLVMPositionBuilderAtEnd(p->b, other);
-  if (nchain < 0) { /* the chain is not known: the runtime tells the entries apart */
-    LLVMBuildBr(p->b, cold);
-    LLVMDeleteBasicBlock(sibling);
-    LLVMDeleteBasicBlock(step);
-  } else {
-    LLVMValueRef on_chain = NULL; /* rule 2b: at contains desc */
-    for (int i = 0; i < nchain; i++) {
-      LLVMValueRef is = LLVMBuildICmp(p->b, LLVMIntEQ, d, chain[i], "dyn.encloses");
-      on_chain = on_chain ? LLVMBuildOr(p->b, on_chain, is, "dyn.encloses") : is;
-    }
-    if (on_chain) {
-      LLVMBuildCondBr(p->b, on_chain, room, sibling);
-      LLVMAddIncoming(base, &at, &other, 1);
-    } else {
-      LLVMBuildBr(p->b, sibling);
-    }
-
-    LLVMPositionBuilderAtEnd(p->b, sibling); /* rule 2c, or another function's (2d: cold) */
-    LLVMValueRef d_function = load(p, p->ptr, field(p, d, offsetof(StrobeTickDesc, function), ""), "dyn.desc.function");
-    LLVMValueRef function = load(p, p->ptr, field(p, desc, offsetof(StrobeTickDesc, function), ""), "dyn.function");
-    branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, d_function, function, "dyn.same_function"), step, cold, false);
-
-    LLVMPositionBuilderAtEnd(p->b, step); /* pop it; rule 3 if nothing else is at sp */
-    LLVMValueRef below = entry_at(p, at, -1, "dyn.below");
-    LLVMValueRef below_wm = load(p, p->word, field(p, below, offsetof(StrobeEntry, wm), ""), "dyn.below.wm");
-    LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, below_wm, sp, "dyn.below.same_wm"), walk, room);
-    LLVMAddIncoming(at, &below, &step, 1);
-    LLVMAddIncoming(base, &below, &step, 1);
-  }
-
-  LLVMPositionBuilderAtEnd(p->b, push);
-  store_entry(p, n, desc, sp);
-  store(p, n, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
+  LLVMAddIncoming(base, &below, &step, 1);
+  if (on_chain) LLVMAddIncoming(base, &at, &other, 1);
+  branch_room(p, h, base, push_on, cold);
+  LLVMPositionBuilderAtEnd(p->b, push_on);
+  store_entry_above(p, base, desc, sp);
+  store(p, entry_at(p, base, 1, "dyn.next"), field(p, h, offsetof(StrobeDynStackHead, top), ""),
+        LLVMAtomicOrderingRelease);
   LLVMBuildBr(p->b, cont);
+}
+
+/* The tick fast path, at the builder (Note [The fast paths in IR]). */
+static void build_tick(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef sp,
+                       LLVMBasicBlockRef cold, LLVMBasicBlockRef cont) {
+  LLVMBasicBlockRef deeper = new_block(p, SP_TICK, "deeper", cont), push = new_block(p, SP_TICK, "push", cont),
+                    same = new_block(p, SP_TICK, "same", cont);
+  if (p->o->count_ticks) count(p, field(p, h, offsetof(StrobeDynStackHead, ticks), "dyn.ticks.addr"), "dyn.ticks");
+  LLVMValueRef t = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntULT, sp, wm_of(p, t, true, "dyn.wm"), "dyn.deeper"), deeper, same);
+
+  LLVMPositionBuilderAtEnd(p->b, deeper); /* rule 3 with nothing stale: push on t */
+  branch_room(p, h, t, push, cold);
+  LLVMPositionBuilderAtEnd(p->b, push);
+  store_entry_above(p, t, desc, sp);
+  move_top(p, h, 1);
+  LLVMBuildBr(p->b, cont);
+
+  build_walk(p, h, desc, sp, t, same, cold, cont);
 }
 
 /* The pop and ret fast paths, at the builder: pred is how a stale watermark compares
  * with sp (Note [The fast paths in IR]). */
-static void build_pop(Pass *p, SpIntrinsicId id, LLVMValueRef h, LLVMValueRef sp,
-                      LLVMBasicBlockRef cold, LLVMBasicBlockRef cont) {
+static void build_pop(Pass *p, SpIntrinsicId id, LLVMValueRef h, LLVMValueRef sp, LLVMBasicBlockRef cont) {
   LLVMIntPredicate pred = id == SP_POP ? LLVMIntULT : LLVMIntULE;
-  LLVMBasicBlockRef here = LLVMGetInsertBlock(p->b);
-  LLVMValueRef t0 = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
-  LLVMValueRef wm0 = load(p, p->word, field(p, t0, offsetof(StrobeEntry, wm), "dyn.wm.addr"), "dyn.wm");
-  LLVMBasicBlockRef loop = new_block(p, id, "loop", cont), done = new_block(p, id, "done", cont),
-                    set = new_block(p, id, "set", cont);
-  LLVMValueRef stale = LLVMBuildICmp(p->b, pred, wm0, sp, "dyn.stale");
-  if (id == SP_POP) branch(p, stale, loop, cont, true); /* pops are rare; returns pop */
-  else LLVMBuildCondBr(p->b, stale, loop, cont);
+  LLVMBasicBlockRef one = new_block(p, id, "one", cont), set = new_block(p, id, "set", cont),
+                    first = new_block(p, id, "first", cont), more = new_block(p, id, "more", cont),
+                    done = new_block(p, id, "done", cont);
+  LLVMValueRef t = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
+  LLVMValueRef stale = LLVMBuildICmp(p->b, pred, wm_of(p, t, false, "dyn.wm"), sp, "dyn.stale");
+  if (id == SP_POP) branch(p, stale, one, cont, true); /* pops are rare; returns pop */
+  else LLVMBuildCondBr(p->b, stale, one, cont);
 
-  LLVMPositionBuilderAtEnd(p->b, loop);
-  LLVMValueRef t = LLVMBuildPhi(p->b, p->ptr, "dyn.t");
+  LLVMPositionBuilderAtEnd(p->b, one); /* t goes; does the one below? */
   LLVMValueRef below = entry_at(p, t, -1, "dyn.below");
-  LLVMValueRef wm = load(p, p->word, field(p, below, offsetof(StrobeEntry, wm), "dyn.below.wm.addr"),
-                         "dyn.below.wm");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm, sp, "dyn.below.stale"), loop, done);
-  LLVMValueRef in_values[] = {t0, below};
-  LLVMBasicBlockRef in_blocks[] = {here, loop};
-  LLVMAddIncoming(t, in_values, in_blocks, 2);
-
-  LLVMPositionBuilderAtEnd(p->b, done);
-  LLVMValueRef base = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, base), "dyn.base.addr"),
-                           "dyn.base");
-  branch(p, LLVMBuildICmp(p->b, LLVMIntULT, below, base, "dyn.under"), cold, set, true);
-
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm_of(p, below, false, "dyn.below.wm"), sp, "dyn.below.stale"),
+                  first, set);
   LLVMPositionBuilderAtEnd(p->b, set);
-  store(p, below, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
+  clear_entry(p, t);
+  move_top(p, h, -1);
+  LLVMBuildBr(p->b, cont);
+
+  LLVMPositionBuilderAtEnd(p->b, first); /* more than one: clear t, then each stale one */
+  clear_entry(p, t);
+  LLVMBuildBr(p->b, more);
+  LLVMPositionBuilderAtEnd(p->b, more);
+  LLVMValueRef at = LLVMBuildPhi(p->b, p->ptr, "dyn.at");
+  clear_entry(p, at);
+  LLVMValueRef next = entry_at(p, at, -1, "dyn.next");
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm_of(p, next, false, "dyn.next.wm"), sp, "dyn.next.stale"), more, done);
+  LLVMValueRef in_values[] = {below, next};
+  LLVMBasicBlockRef in_blocks[] = {first, more};
+  LLVMAddIncoming(at, in_values, in_blocks, 2);
+  LLVMPositionBuilderAtEnd(p->b, done);
+  store(p, next, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
   LLVMBuildBr(p->b, cont);
 }
 
@@ -734,11 +801,16 @@ static void rewrite_call(Pass *p, LLVMValueRef call, SpIntrinsicId id) {
   LLVMInstructionEraseFromParent(call);
 
   LLVMValueRef h = head_address(p);
-  LLVMBasicBlockRef cold = cold_block(p, id, args, cont, cold_name);
   switch (id) {
-  case SP_TICK: build_tick(p, h, args[0], args[1], cold, cont); break;
+  case SP_TICK: {
+    LLVMValueRef f = LLVMGetBasicBlockParent(head);
+    unsigned kind = LLVMGetEnumAttributeKindForName("noredzone", 9); /* Note [The cold calls] */
+    LLVMAddAttributeAtIndex(f, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(p->ctx, kind, 0));
+    build_tick(p, h, args[0], args[1], cold_block(p, id, args, cont, cold_name), cont);
+    break;
+  }
   case SP_POP:
-  case SP_RET: build_pop(p, id, h, args[0], cold, cont); break;
+  case SP_RET: build_pop(p, id, h, args[0], cont); break; /* no slow path: pops stop at the base */
   case SP_NINTRINSICS: break;
   }
   LLVMSetCurrentDebugLocation2(p->b, NULL);

@@ -42,6 +42,9 @@ typedef struct SpOptions {
   SpPatterns always;    /* --instrument globs and [always] entries: select a name */
   SpPatterns never;     /* [never] entries: exclude a name, whatever else selects it */
   bool pops_everywhere; /* keep pop and ret checks in functions that are not instrumented */
+  bool count_ticks;     /* count every tick in the head's `ticks` (the statistics) */
+  bool local_exec;      /* the code goes into the executable that links libstrobe-rt.a:
+                           reach the head by local-exec TLS (else initial-exec) */
 } SpOptions;
 
 /* An empty SpOptions (selects nothing); sp_options_free releases what the adders took. */

@@ -7,8 +7,9 @@
  * array, the dropped entries, a thread's first tick.  That tick allocates the thread's
  * stack (a header, two sentinels and `capacity` entries, in one block) and registers
  * it; after that nothing allocates.  The thread-local head's `top` is the one pointer
- * to the newest entry, changed here as inline, and the base sentinel's watermark
- * follows `dropped` (set_dropped): the invariants every change here keeps.
+ * to the newest entry, changed here as inline, and every slot above it is clear
+ * (set_top): the invariants every change here keeps (Note [The entries and their
+ * sentinels] in strobe/dynstack.h).
  *
  * Concurrency.  A stack is written only by its thread.  strobe_dynstack_stats reads
  * other threads' counters and tick counts while they run, so those fields are written
@@ -32,6 +33,9 @@
 /* A sentinel's descriptor.  Its function is a string of its own: a descriptor whose
  * function is NULL must not look like a sentinel's sibling to the inline walk. */
 const StrobeTickDesc strobe_dynstack_no_desc = {.kind = 0, .function = "(no descriptor)"};
+
+const StrobeTickDesc strobe_dynstack_dropped_desc = {.kind = STROBE_TICK_DROPPED,
+                                                     .function = "(dropped entries)"};
 
 /* The head of a thread with no stack points at this sentinel, which pops nothing and
  * pushes nothing inline (Note [The entries and their sentinels]). */
@@ -66,13 +70,21 @@ static uint64_t load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_R
 static void store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 static void bump(uint64_t *counter, uint64_t n) { store64(counter, load64(counter) + n); }
 
-/* Publishes a new top.  Release, so that a signal handler on this thread, or a
- * debugger stopping it, never sees a top before the entry it points at. */
-static void set_top(StrobeEntry *top) {
-  __atomic_store_n(&strobe_dynstack_head.top, top, __ATOMIC_RELEASE);
+static StrobeEntry *top(void) { return strobe_dynstack_head.top; }
+
+/* Publishes a top.  Release, so that a signal handler on this thread, or a debugger
+ * stopping it, never sees a top before the entry it points at. */
+static void publish_top(StrobeEntry *t) {
+  __atomic_store_n(&strobe_dynstack_head.top, t, __ATOMIC_RELEASE);
 }
 
-static StrobeEntry *top(void) { return strobe_dynstack_head.top; }
+/* Moves the top of this thread's stack to t; the slots a lower top frees are cleared
+ * (an inline push writes only desc and wm). */
+static void set_top(StrobeEntry *t) {
+  StrobeEntry *old = top();
+  publish_top(t);
+  for (StrobeEntry *e = t + 1; e <= old; e++) *e = (StrobeEntry){0};
+}
 static StrobeEntry *at(uint32_t i) { return top() - i; }
 static uint32_t depth(const StrobeThreadStack *s) { return (uint32_t)(top() - s->entries + 1); }
 
@@ -108,32 +120,27 @@ static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
 
 /* ---- the stack's primitive changes ------------------------------------------------ */
 
-/* The base sentinel's watermark is the dropped entries' while there are any, so that
- * an inline pop that would pop them reaches the slow path. */
-static void set_dropped(StrobeThreadStack *s, uint64_t dropped, uintptr_t wm) {
-  s->dropped = dropped;
-  s->dropped_wm = dropped ? wm : 0;
-  s->entries[-1].wm = dropped ? wm : UINTPTR_MAX;
-}
-
-/* The array is full: drops the oldest quarter of its entries (at least one) and moves
- * the rest down. */
+/* The array is full: folds the oldest quarter of its entries (at least one) into the
+ * marker at entries[0], making it if there is none, and moves the rest down: k slots
+ * free.  The marker keeps the oldest one's watermark (Note [The entries and their
+ * sentinels]). */
 static void drop_oldest(StrobeThreadStack *s) {
   uint32_t n = depth(s), k = s->capacity / 4 > 0 ? s->capacity / 4 : 1;
-  bump(&s->counters.drops, k);
-  /* the oldest dropped so far, or this batch's oldest: drops go oldest first */
-  set_dropped(s, s->dropped + k, s->dropped ? s->dropped_wm : s->entries[0].wm);
-  memmove(s->entries, s->entries + k, (size_t)(n - k) * sizeof(StrobeEntry));
+  StrobeEntry *marker = &s->entries[0];
+  uint64_t folded = k;
+  if (!strobe_entry_is_dropped(marker)) { /* entries[0] becomes the marker: one more */
+    *marker = (StrobeEntry){.desc = &strobe_dynstack_dropped_desc, .wm = marker->wm};
+    folded++;
+  }
+  bump(&s->counters.drops, folded);
+  uint64_t elided = marker->elided + folded;
+  marker->elided = elided > UINT32_MAX ? UINT32_MAX : (uint32_t)elided;
+  memmove(s->entries + 1, s->entries + 1 + k, (size_t)(n - 1 - k) * sizeof(StrobeEntry));
   set_top(s->entries + (n - k) - 1);
 }
 
 static void push(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp) {
-  if (s->capacity == 0) { /* no entries at all: every push is a drop */
-    bump(&s->counters.drops, 1);
-    set_dropped(s, s->dropped + 1, s->dropped ? s->dropped_wm : sp);
-    return;
-  }
-  if (top() + 1 == strobe_dynstack_head.limit) drop_oldest(s);
+  if (top() >= strobe_dynstack_head.limit) drop_oldest(s);
   StrobeEntry *e = top() + 1;
   *e = (StrobeEntry){.desc = desc, .wm = sp};
   set_top(e);
@@ -150,11 +157,12 @@ static bool is_stale(uintptr_t wm, uintptr_t sp, bool inclusive) {
   return wm < sp || (inclusive && wm == sp);
 }
 
-/* Pops the entries that Sp = sp shows finished (Note [Watermarks]); once none is left,
- * forgets the dropped ones too if they are finished as well. */
-static void pop_finished(StrobeThreadStack *s, uintptr_t sp, bool inclusive) {
-  while (depth(s) > 0 && is_stale(top()->wm, sp, inclusive)) pop_top();
-  if (depth(s) == 0 && s->dropped && is_stale(s->dropped_wm, sp, inclusive)) set_dropped(s, 0, 0);
+/* Pops the entries that Sp = sp shows finished (Note [Watermarks]); the base's
+ * UINTPTR_MAX stops it. */
+static void pop_finished(uintptr_t sp, bool inclusive) {
+  StrobeEntry *t = top();
+  while (is_stale(t->wm, sp, inclusive)) t--;
+  set_top(t);
 }
 
 /* Removes the m entries from the i-th newest on (i >= 1): the entries above move down,
@@ -166,7 +174,7 @@ static void elide(StrobeThreadStack *s, uint32_t i, uint32_t m) {
   for (uint32_t j = i; j < i + m; j++) elided += at(j)->elided;
   StrobeEntry *gap = at(i + m - 1); /* the oldest of them */
   memmove(gap, gap + m, (size_t)i * sizeof(StrobeEntry));
-  set_top(top() - m);
+  set_top(top() - m); /* and clears the slots the move left */
   StrobeEntry *above = at(i - 1); /* the entry just above the gap, moved down */
   elided += above->elided;
   above->elided = elided > UINT32_MAX ? UINT32_MAX : (uint32_t)elided;
@@ -229,6 +237,7 @@ static void limit_tails(StrobeThreadStack *s, uintptr_t sp) {
 static void tick_at_depth(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp) {
   while (depth(s) > 0 && at(0)->wm == sp) {
     StrobeEntry *t = at(0);
+    if (strobe_entry_is_dropped(t)) break; /* what it stands for is not known: 3 */
     if (same_expr(t->desc, desc)) { /* 2a */
       count_repeat(t);
       return;
@@ -328,22 +337,22 @@ static StrobeThreadStack *new_stack(uint64_t thread_id) {
   pthread_mutex_lock(&registry_lock);
   uint32_t capacity = options.capacity, tail_limit = options.tail_limit;
   pthread_mutex_unlock(&registry_lock);
+  if (capacity < STROBE_MIN_CAPACITY) capacity = STROBE_MIN_CAPACITY;
   StrobeThreadStack *s = calloc(1, sizeof *s + (2 + (size_t)capacity) * sizeof(StrobeEntry));
-  if (!s && capacity > 0) { /* never fail: keep nothing, count every push as dropped */
-    capacity = 0;
-    s = calloc(1, sizeof *s + 2 * sizeof(StrobeEntry));
+  if (!s && capacity > STROBE_MIN_CAPACITY) { /* never fail: keep what the least can */
+    capacity = STROBE_MIN_CAPACITY;
+    s = calloc(1, sizeof *s + (2 + (size_t)capacity) * sizeof(StrobeEntry));
   }
   if (!s) return NULL;
   s->entries = (StrobeEntry *)(s + 1) + 2;
   s->entries[-2] = strobe_dynstack_empty;
   s->entries[-1] = strobe_dynstack_empty;
-  set_dropped(s, 0, 0);
   s->capacity = capacity;
   s->tail_limit = tail_limit;
   s->thread_id = thread_id;
   s->flags = thread_id ? STROBE_STACK_HASKELL : 0;
   s->parked = (StrobeDynStackHead){
-      .top = s->entries - 1, .limit = s->entries + capacity, .base = s->entries - 1, .stack = s};
+      .top = s->entries - 1, .limit = s->entries + capacity - 1, .base = s->entries - 1, .stack = s};
   s->head = &s->parked;
   return s;
 }
@@ -378,7 +387,7 @@ static void bind(StrobeThreadStack *s) {
   h->limit = s->parked.limit;
   h->base = s->parked.base;
   store64(&h->ticks, load64(&s->parked.ticks));
-  set_top(s->parked.top);
+  publish_top(s->parked.top);
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   h->stack = s;
   s->tid = (uint64_t)gettid();
@@ -431,7 +440,7 @@ void strobe_tick(const StrobeTickDesc *desc, uintptr_t sp) {
   if (!desc || (!s && !(s = start_stack()))) return;
   begin(s);
   bump(&s->counters.slow_ticks, 1);
-  pop_finished(s, sp, false);
+  pop_finished(sp, false);
   tick_at_depth(s, desc, sp);
   end(s);
 }
@@ -443,7 +452,7 @@ static void pop_slow(uintptr_t sp, bool inclusive) {
   if (!s) return;
   begin(s);
   bump(inclusive ? &s->counters.slow_rets : &s->counters.slow_pops, 1);
-  pop_finished(s, sp, inclusive);
+  pop_finished(sp, inclusive);
   end(s);
 }
 
@@ -547,7 +556,7 @@ void strobe_green_leave(StrobeThreadStack *s, const StrobeDynStackHead *prev, in
     h->limit = prev->limit;
     h->base = prev->base;
     store64(&h->ticks, load64(&prev->ticks));
-    set_top(prev->top);
+    publish_top(prev->top);
   }
   if (finished) {
     unregister(s);
@@ -618,13 +627,10 @@ void strobe_dynstack_rechunk(StrobeThreadStack *s, uint32_t top, uintptr_t top_e
     s->entries[i].wm = wm;
     keep = i + 1;
   }
-  if (s->dropped) {
-    uintptr_t wm = rebased(position(s, s->dropped_wm, split, split_to, &approx), top, top_end);
-    set_dropped(s, wm ? s->dropped : 0, wm); /* gone: so are the entries above them */
-  }
   s->chunk_index = top;
   s->chunk_end = top_end;
   __atomic_store_n(&h->top, s->entries + keep - 1, __ATOMIC_RELEASE);
+  for (uint32_t i = keep; i < n; i++) s->entries[i] = (StrobeEntry){0}; /* popped: clear */
   if (approx) __atomic_store_n(&s->flags, s->flags | STROBE_STACK_APPROX, __ATOMIC_RELAXED);
   end(s);
 }

@@ -109,10 +109,11 @@ void rt_snapshot_take(RtSnapshot *snap, const StrobeThreadStack *s, uintptr_t sp
    * in strobe/dynstack.h): the raise is at sp */
   while (i < depth && strobe_dynstack_at(s, i)->wm < sp) i++;
   for (; i < depth; i++) {
-    if (snap->n < RT_SNAPSHOT_ENTRIES) snap->entries[snap->n++] = *strobe_dynstack_at(s, i);
+    const StrobeEntry *e = strobe_dynstack_at(s, i);
+    if (strobe_entry_is_dropped(e)) snap->older += e->elided; /* the oldest */
+    else if (snap->n < RT_SNAPSHOT_ENTRIES) snap->entries[snap->n++] = *e;
     else snap->older++;
   }
-  if (s->dropped > 0 && (snap->n > 0 || s->dropped_wm >= sp)) snap->older += s->dropped;
 }
 
 /* ---- the table -------------------------------------------------------------------- */

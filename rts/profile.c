@@ -502,7 +502,7 @@ static void sample(uintptr_t pc) {
   __atomic_signal_fence(__ATOMIC_SEQ_CST);
   if (s) {
     const StrobeEntry *top = __atomic_load_n(&h->top, __ATOMIC_RELAXED), *base = h->base;
-    if (top >= h->limit) top = h->limit - 1;
+    if (top > h->limit) top = h->limit;
     const char *prev = NULL;
     const StrobeTickDesc *prev_desc = NULL;
     uintptr_t prev_wm = 0;
@@ -528,7 +528,7 @@ static void sample(uintptr_t pc) {
       prev_desc = d;
       prev_wm = e->wm;
     }
-    if (s->dropped) flags |= RT_PROF_TRUNCATED;
+    if (top >= s->entries && strobe_entry_is_dropped(s->entries)) flags |= RT_PROF_TRUNCATED;
   }
   for (uint32_t i = 0; i < n / 2; i++) { /* root first */
     const char *x = frames[i];

@@ -147,8 +147,7 @@ static void put_frame(Out *o, uint64_t n, const StrobeEntry *newest, const Strob
 static bool shows(const StrobeThreadStack *s, uintptr_t sp) {
   if (!s) return false;
   uint32_t depth = strobe_dynstack_depth(s);
-  if (depth > 0 && strobe_dynstack_at(s, depth - 1)->wm >= sp) return true;
-  return s->dropped > 0 && s->dropped_wm >= sp; /* the oldest entries are the last to go */
+  return depth > 0 && strobe_dynstack_at(s, depth - 1)->wm >= sp; /* the oldest goes last */
 }
 
 /* Writes s's entries, newest first, leaving out those that sp shows stale, as frames
@@ -159,9 +158,14 @@ static int put_stack(Out *o, const StrobeThreadStack *s, uintptr_t sp) {
   bool full = full_report();
   uint32_t depth = strobe_dynstack_depth(s);
   const StrobeEntry *newest = NULL, *oldest = NULL; /* the frame being gathered */
+  uint64_t dropped = 0;
   for (uint32_t i = 0; i < depth; i++) {
     const StrobeEntry *e = strobe_dynstack_at(s, i);
     if (e->wm < sp) continue;
+    if (strobe_entry_is_dropped(e)) { /* the oldest */
+      dropped = e->elided;
+      break;
+    }
     if (newest && !full && rt_one_frame(oldest, e)) {
       oldest = e;
       continue;
@@ -170,9 +174,9 @@ static int put_stack(Out *o, const StrobeThreadStack *s, uintptr_t sp) {
     newest = oldest = e;
   }
   if (newest) put_frame(o, (uint64_t)n++, newest, oldest);
-  if (s->dropped > 0 && s->dropped_wm >= sp) {
+  if (dropped > 0) {
     put(o, "... ");
-    put_count(o, s->dropped, "older entry dropped\n", "older entries dropped\n");
+    put_count(o, dropped, "older entry dropped\n", "older entries dropped\n");
   }
   if (s->busy) put(o, "(the dynamic stack was changing when this report began: it may be off)\n");
   if (__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & STROBE_STACK_APPROX)

@@ -145,7 +145,7 @@ static void assert_verifies(LLVMModuleRef m) {
 
 static LLVMTargetMachineRef machine(int opt_level) {
   char *error = NULL;
-  LLVMTargetMachineRef tm = emit_target_machine(opt_level, &error);
+  LLVMTargetMachineRef tm = emit_target_machine(opt_level, true, &error);
   if (!tm) fail_msg("no target machine: %s", error);
   return tm;
 }
@@ -232,10 +232,10 @@ static void test_target_machine(void **state) {
     LLVMDisposeTargetMachine(tm);
   }
   char *error = NULL;
-  assert_null(emit_target_machine(4, &error));
+  assert_null(emit_target_machine(4, true, &error));
   assert_string_equal(error, "optimisation level 4: expected 0, 1, 2 or 3");
   free(error);
-  assert_null(emit_target_machine(-1, NULL)); /* no message wanted: none made */
+  assert_null(emit_target_machine(-1, true, NULL)); /* no message wanted: none made */
 }
 
 static void test_prepare_sets_triple_and_layout(void **state) {

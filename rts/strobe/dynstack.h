@@ -66,6 +66,9 @@ typedef enum StrobeTickKind {
   STROBE_TICK_SOURCE_NOTE = 1, /* a `//tick src<file:span>`: the full span is valid */
   STROBE_TICK_ENTRY = 2,       /* reserved: the entry of a function with no source note;
                                   the span is all 0, file may be NULL */
+  STROBE_TICK_DROPPED = 3,     /* strobe_dynstack_dropped_desc: the marker of the
+                                  entries a full array dropped (Note [The entries and
+                                  their sentinels]); no span, no file */
 } StrobeTickKind;
 
 enum {
@@ -112,18 +115,28 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
    A thread's entries are an array, oldest first: entries[0] is the oldest live entry
    and the thread's head (section 3) points at the newest, `top`, so that the i-th
    newest is top - i and the depth is top - entries + 1.  Two slots below entries[0]
-   are sentinels, never entries, so that the inline fast paths need no bounds check
-   to look below the top:
-     entries[-1], the base:  wm = the oldest dropped entry's watermark while `dropped`
-                             > 0, else UINTPTR_MAX.  top == base: the stack is empty.
-     entries[-2]:            wm = UINTPTR_MAX, always: a loop popping entries stops
-                             here at the latest.
-   Nothing is below the top that is not older and at least as shallow, so an inline
-   pop walks down while the entries are stale and stops at the first that is not; it
-   calls the slow path only if it went below the base (to forget the dropped entries).
-   An inline push writes top + 1 if that is below `limit` (entries + capacity); a push
-   into a full array reaches the slow path, which drops the oldest quarter of the
-   entries (at least one), counts them in `dropped`, and moves the rest down. */
+   are sentinels, never entries, with wm = UINTPTR_MAX, so that the inline fast paths
+   need no bounds check to look below the top: a loop popping entries stops at
+   entries[-1], the base, at the latest.  top == base: the stack is empty.
+
+   Three rules keep the inline fast paths short (section 4):
+     - Every slot above the top has repeats, flags and elided 0: whatever removes an
+       entry clears them, so that a push writes only desc and wm.
+     - An inline push fills top + 1 only while top < limit, the last slot
+       (entries + capacity - 1).  A push into a full array reaches the slow path,
+       which folds the oldest entries into one (below).
+     - Nothing but the sentinels is ever below entries[0], so an inline pop never
+       looks at the base: it stops there.
+   The dropped entries: when the array is full, the oldest quarter of the entries (at
+   least one) is folded into a marker at entries[0], the rest moving down.  The
+   marker is an entry like the others, with desc = &strobe_dynstack_dropped_desc (kind
+   STROBE_TICK_DROPPED), wm = the oldest folded entry's watermark and elided = how
+   many entries it stands for; a later fold adds to it.  It goes when a pop shows its
+   watermark stale, as the oldest of the entries it stands for would have; a report
+   prints it as `... N older entries dropped`. */
+
+/* A stack holds at least the marker and one entry: a `capacity` below is raised. */
+#define STROBE_MIN_CAPACITY 2u
 
 enum {
   STROBE_ENTRY_TAIL = 1u << 0, /* this entry's expression tail-called the one above it */
@@ -174,7 +187,7 @@ struct StrobeThreadStack {
 };
 
 STROBE_THREAD_STACK_FIELDS(STROBE_PIN)
-STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 176, "StrobeThreadStack is 176 bytes");
+STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 160, "StrobeThreadStack is 160 bytes");
 
 /* ==== 3. The thread's head ==========================================================
 
@@ -183,11 +196,14 @@ STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 176, "StrobeThreadStack is 176
    the stack's one pointer to its newest entry; the slow paths change it as the inline
    fast paths do.  Before the thread's first tick, and after its stack is released:
      top = base = &strobe_dynstack_empty (a sentinel, wm = UINTPTR_MAX), limit = NULL,
-   so that pops change nothing and every tick reaches the slow path, which allocates
-   the thread's stack.
+   so that pops change nothing and every tick reaches the slow path (top < NULL never
+   holds), which allocates the thread's stack.  `ticks` counts the thread's ticks only
+   in code built with strobec --count-ticks (the statistics' `ticks`); it is 0 else.
 
-   The plugin declares it `@strobe_dynstack_head = external thread_local(initialexec)
-   global` (libstrobe-rt.a, or libstrobe-rt.so loaded at startup). */
+   The plugin declares it `@strobe_dynstack_head = external thread_local global`:
+   local-exec when the code goes into the executable that links libstrobe-rt.a
+   (strobec --relocation-model=static, as strobe-ghc builds GHC's non-PIE programs),
+   initial-exec otherwise. */
 
 #define STROBE_DYNSTACK_HEAD_NAME "strobe_dynstack_head"
 
@@ -196,6 +212,14 @@ extern STROBE_THREAD_LOCAL StrobeDynStackHead strobe_dynstack_head;
 extern const StrobeEntry strobe_dynstack_empty;
 extern const StrobeTickDesc strobe_dynstack_no_desc; /* a sentinel's: kind 0, no parent,
                                                         a function string of its own */
+extern const StrobeTickDesc strobe_dynstack_dropped_desc; /* the dropped entries' marker:
+                                                             STROBE_TICK_DROPPED */
+
+/* Whether e is the marker of dropped entries (entries[0] only); its elided field says
+ * how many it stands for. */
+static inline int strobe_entry_is_dropped(const StrobeEntry *e) {
+  return e->desc == &strobe_dynstack_dropped_desc;
+}
 
 /* How many entries s holds, and its i-th newest (i < depth): how any reader in the
  * process indexes it (a debugger does the same with s->head->top). */
@@ -215,7 +239,7 @@ static inline const StrobeEntry *strobe_dynstack_at(const StrobeThreadStack *s, 
    leave when they exit; a change holds a lock in the runtime and keeps `generation`
    odd while the list is inconsistent. */
 #define STROBE_REGISTRY_MAGIC 0x42525453u /* the bytes "STRB" */
-#define STROBE_REGISTRY_VERSION 3u
+#define STROBE_REGISTRY_VERSION 4u
 
 enum {
   STROBE_REGISTRY_POPS_EVERYWHERE = 1u << 0, /* the options in effect (flags) */
@@ -259,9 +283,13 @@ extern StrobeRegistry strobe_registry;
      3. No entry at this depth: push desc.
    strobe_pop(sp)   pop every entry with wm < sp.
    strobe_ret(sp)   pop every entry with wm <= sp (Note [Watermarks]).
-   A push into a full array drops the oldest entries and counts them; nothing fails,
-   and nothing allocates but a thread's first tick.  The ticks are counted by the
-   fast paths, not here. */
+   A push into a full array folds the oldest entries into the marker (Note [The entries
+   and their sentinels]) and counts them; nothing fails, and nothing allocates but a
+   thread's first tick.  Ticks are counted inline (strobec --count-ticks), not here.
+
+   Instrumented code reaches them through their trampolines, `<entry>_cold`
+   (rts/trampolines.c), which preserve the registers GHC's code keeps in the C ABI's
+   scratch registers; inline pops and rets never need them. */
 
 #define STROBE_ARG_DESC const StrobeTickDesc *
 #define STROBE_ARG_SP uintptr_t
@@ -275,27 +303,27 @@ extern StrobeRegistry strobe_registry;
 
 /* The inline fast paths.  The plugin emits exactly this logic in IR (with the cold call
  * in a cold block); these C versions are its reference, used by C callers and by the
- * tests.  With h = &strobe_dynstack_head (one thread-local address) and t = h->top:
+ * tests, and count ticks as code built with --count-ticks does.  With h = &strobe_dynstack_head (one thread-local address) and t = h->top:
  *
- *   tick(desc, sp):  h->ticks += 1                                // relaxed
+ *   tick(desc, sp):  [h->ticks += 1, relaxed, in code built with --count-ticks]
+ *                    if (sp < t->wm) {                            // deeper: rule 3
+ *                      if (t < h->limit) { t[1].desc = desc; t[1].wm = sp;
+ *                                          h->top = t + 1; }     // the rest is 0
+ *                      else strobe_tick(desc, sp);                // full: cold
+ *                      done
+ *                    }
  *                    if (sp > t->wm) strobe_tick(desc, sp);       // stale: cold
- *                    at = t
- *                    if (sp == t->wm) walk the entries at sp, from the top:
+ *                    at = t; walk the entries at sp, from the top:
  *                      at->desc == desc:  at->repeats += 1; if popped, clear at's tail
  *                                         flag and h->top = at; done        // rule 2a
  *                      desc not NESTED:   strobe_tick(desc, sp); done       // cold
  *                      at->desc on desc's parent chain: stop        // rule 2b: push
  *                      at->desc of another function: strobe_tick; done  // 2d: cold
- *                      else pop it: at -= 1; stop if at->wm != sp   // rule 2c, then 3
- *                    push: if (at + 1 < h->limit) { at[1] = {desc, sp, 0, 0, 0};
- *                                                   h->top = at + 1; }
- *                          else strobe_tick(desc, sp);            // full: cold
- *   pop(sp):         if (t->wm < sp) {                            // stale
- *                      do t -= 1; while (t->wm < sp);             // stops at a sentinel
- *                      if (t < h->base) strobe_pop(sp);           // cold: the dropped ones
- *                      else h->top = t;
- *                    }
- *   ret(sp):         the same with <= (Note [Watermarks]), strobe_ret.
+ *                      else pop it: clear it; at -= 1; stop if at->wm != sp // 2c, 3
+ *                    push on at: as above, with at for t, h->top = at + 1
+ *   pop(sp):         while (t->wm < sp) clear *t--;               // stops at the base
+ *                    h->top = t;
+ *   ret(sp):         the same with <= (Note [Watermarks]).
  *
  * Watermarks and entry addresses compare unsigned.  A push is rule 3 with nothing
  * stale (sp < t->wm: t, and everything below it, is shallower), rule 2b on an entry
@@ -308,9 +336,10 @@ extern StrobeRegistry strobe_registry;
  * are module-qualified, so two modules' descriptors never share one (the linker may
  * merge equal strings, but a program has one module of each name); content-equal
  * descriptors of two modules (rule 2a by content) therefore reach the slow path.  A
- * sentinel's desc is strobe_dynstack_no_desc, with no parent and a function string
- * no other has.  Nothing is stored until the walk ends, so a cold call finds the
- * stack as it was.
+ * sentinel's desc is strobe_dynstack_no_desc, and the marker's
+ * strobe_dynstack_dropped_desc, with no parent and a function string no other has.
+ * The walk clears the siblings it pops before it knows whether it ends in a cold
+ * call; the slow path would pop them anyway (rule 2c comes before 2d).
  *
  * Sp is a word-aligned address, never UINTPTR_MAX, which no sentinel would stop.
  *
@@ -327,6 +356,13 @@ static inline void strobe_dynstack_count(uint64_t *counter) {
   __atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
+/* A popped slot: everything but desc and wm back to 0, as a push expects it. */
+static inline void strobe_entry_clear(StrobeEntry *e) {
+  e->repeats = 0;
+  e->flags = 0;
+  e->elided = 0;
+}
+
 /* d is on desc's parent chain. */
 static inline int strobe_desc_on_chain(const StrobeTickDesc *d, const StrobeTickDesc *desc) {
   for (const StrobeTickDesc *p = desc->parent; p; p = p->parent)
@@ -337,9 +373,10 @@ static inline int strobe_desc_on_chain(const StrobeTickDesc *d, const StrobeTick
 static inline void strobe_tick_fast(const StrobeTickDesc *desc, uintptr_t sp) {
   StrobeDynStackHead *h = &strobe_dynstack_head;
   StrobeEntry *t = h->top, *at = t;
-  strobe_dynstack_count(&h->ticks);
+  strobe_dynstack_count(&h->ticks); /* as code built with --count-ticks */
+  if (sp < t->wm) goto push;
   if (sp > t->wm) goto slow;
-  while (sp == at->wm) {
+  do {
     const StrobeTickDesc *d = at->desc;
     if (d == desc) {
       if (at != t) {
@@ -352,10 +389,12 @@ static inline void strobe_tick_fast(const StrobeTickDesc *desc, uintptr_t sp) {
     if (!(desc->flags & STROBE_DESC_NESTED)) goto slow;
     if (strobe_desc_on_chain(d, desc)) break;
     if (d->function != desc->function) goto slow;
-    at--;
-  }
-  if (at + 1 < h->limit) {
-    at[1] = (StrobeEntry){.desc = desc, .wm = sp};
+    strobe_entry_clear(at--);
+  } while (sp == at->wm);
+push:
+  if (at < h->limit) {
+    at[1].desc = desc;
+    at[1].wm = sp;
     __atomic_store_n(&h->top, at + 1, __ATOMIC_RELEASE);
     return;
   }
@@ -364,21 +403,18 @@ slow:
 }
 
 /* pop and ret: inclusive is ret's <= */
-static inline void strobe_dynstack_pop_fast(uintptr_t sp, int inclusive,
-                                            void (*slow)(uintptr_t)) {
+static inline void strobe_dynstack_pop_fast(uintptr_t sp, int inclusive) {
   StrobeDynStackHead *h = &strobe_dynstack_head;
   StrobeEntry *t = h->top;
   if (!(t->wm < sp || (inclusive && t->wm == sp))) return;
-  do t--;
+  do strobe_entry_clear(t--);
   while (t->wm < sp || (inclusive && t->wm == sp));
-  if (t < h->base) slow(sp);
-  else __atomic_store_n(&h->top, t, __ATOMIC_RELEASE);
+  __atomic_store_n(&h->top, t, __ATOMIC_RELEASE);
 }
 
-static inline void strobe_pop_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 0, strobe_pop); }
+static inline void strobe_pop_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 0); }
 
-static inline void strobe_ret_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 1, strobe_ret); }
-
+static inline void strobe_ret_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 1); }
 #ifndef __cplusplus
 /* Each runtime entry, and its fast path, has the prototype intrinsics.def gives it. */
 #define STROBE_FN_TYPE_1(a, b) void (*)(STROBE_ARG_##a)
