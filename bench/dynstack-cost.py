@@ -22,10 +22,10 @@
 # callgrind's instructions (whole process, `valgrind --tool=callgrind
 # --callgrind-out-file=/dev/null` on a `strip --strip-debug` copy: the instructions are the
 # same, and bookworm's valgrind cannot read every DWARF a build may carry) and takes the
-# best wall time of RUNS runs.  For s1 and s2 one more run with
-# STROBE_OPTIONS=report_at_exit=1 gives the ticks executed (the runtime's statistics,
-# abi/stats.def), and so the instrumentation's own instructions per tick,
-# (Ir(s) - Ir(s0)) / ticks.
+# best wall time of RUNS runs.  For s1 and s2 the same build once more with
+# --strobec-opt=--count-ticks, run with STROBE_OPTIONS=report_at_exit=1, gives the ticks
+# executed (the runtime's statistics, abi/stats.def; uncounted code counts none), and so
+# the instrumentation's own instructions per tick, (Ir(s) - Ir(s0)) / ticks.
 #
 # It then checks the targets of issue 11:
 #   s1/s0 geometric mean <= 1.5, and s1/s0 < c/a on every program;
@@ -34,11 +34,12 @@
 #   tick repeating the top entry, a pop and a ret removing no entry or one.
 # The fast paths are counted statically: a small module with one function per
 # pseudo-intrinsic (a ghccc function whose only work is the intrinsic and a tail call) goes
-# through `opt -load-pass-plugin=StrobePlugin.so -passes=strobe-instrument` and `llc -O2`
-# (strobec's level under strobe-ghc), and the assembly is traced along each path, named by
-# the plugin's IR blocks (instrument.c, Note [The fast paths in IR]), which llc keeps in
-# its block comments.  Every instruction up to the function's tail call counts, the frame
-# push and pop that the cold call makes llc add included.
+# through `opt -load-pass-plugin=StrobePlugin.so -passes=strobe-instrument
+# -strobe-local-exec` and `llc -O2 -relocation-model=static` (what strobe-ghc gives
+# strobec for GHC's non-PIE programs, at its level), and the assembly is traced along
+# each path, named by the plugin's IR blocks (instrument.c, Note [The fast paths in
+# IR]), which llc keeps in its block comments.  Every instruction up to the function's
+# tail call counts, any frame push and pop included.
 #
 # Environment: RUNS (wall-time runs, default 3), BUILD (strobe's build tree, default
 # build), GHC (default ghc), STROBE_CORPUS, LLVM_BIN (default /usr/lib/llvm-22/bin),
@@ -92,18 +93,24 @@ def build_command(b, have_ticks):
             "--ticks=" + ("functions" if b == "s1" else "all")]
 
 
+def build(cmd, d, out, prog, b):
+    """Builds d/prog.hs into d/out with cmd; False (and says why) if that fails."""
+    r = run(cmd + ["-fforce-recomp", "-outputdir", "o." + out, "-o", out, prog + ".hs"], cwd=d,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        print("%s/%s: build failed (status %d)" % (prog, b, r.returncode), file=sys.stderr)
+    return r.returncode == 0
+
+
 def measure(prog, b, cmd, tmp, expected):
     """Builds, checks and measures one build; returns a dict (None fields: not measured)."""
     d = os.path.join(tmp, prog, b)
     os.makedirs(d)
     shutil.copy(os.path.join(SCALED, prog + ".hs"), d)
     exe = os.path.join(d, prog)
-    r = run(cmd + ["-fforce-recomp", "-outputdir", "o", "-o", prog, prog + ".hs"], cwd=d,
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     res = {"ir": None, "wall": None, "ticks": None, "ok": False}
-    if r.returncode != 0:
-        sys.stderr.write(r.stderr)
-        print("%s/%s: build failed (status %d)" % (prog, b, r.returncode), file=sys.stderr)
+    if not build(cmd, d, prog, prog, b):
         return res
     ok = True
     env = dict(os.environ)
@@ -120,8 +127,13 @@ def measure(prog, b, cmd, tmp, expected):
         best = t if best is None or t < best else best
     res["wall"] = best
     if b in ("s1", "s2", "si"):
+        # the ticks, from the same build with every tick counted (--count-ticks)
+        counted = prog + ".counted"
+        if not build(cmd + ["--strobec-opt=--count-ticks"], d, counted, prog, b):
+            return res
         env2 = dict(env, STROBE_OPTIONS="report_at_exit=1")
-        p = subprocess.run([exe], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env2)
+        p = subprocess.run([os.path.join(d, counted)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env2)
         m = re.search(rb"^\s*ticks\s+(\d+)", p.stderr, re.M)
         if p.stdout != expected or not m:
             print("%s/%s: report_at_exit run: output %s, %s" % (prog, b,

@@ -55,6 +55,7 @@ static void write_module(FILE *out) {
   fprintf(out, "DYNSTACK_HEAD_SYMBOL = \"%s\"\n", STROBE_DYNSTACK_HEAD_NAME);
   fprintf(out, "TICK_SOURCE_NOTE = %d\n", (int)STROBE_TICK_SOURCE_NOTE);
   fprintf(out, "TICK_ENTRY = %d\n", (int)STROBE_TICK_ENTRY);
+  fprintf(out, "TICK_DROPPED = %d\n", (int)STROBE_TICK_DROPPED);
   fprintf(out, "DESC_NESTED = %u\n", (unsigned)STROBE_DESC_NESTED);
   fprintf(out, "ENTRY_TAIL = %u\n", (unsigned)STROBE_ENTRY_TAIL);
   fprintf(out, "STACK_HASKELL = %u\n", (unsigned)STROBE_STACK_HASKELL);

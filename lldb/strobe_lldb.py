@@ -208,6 +208,12 @@ class Registry:
                                 % (thread.tid, depth, thread.entries))
         return list(self.ENTRY.iter_unpack(raw))
 
+    def is_dropped_marker(self, entry):
+        """Whether entry (entries[0] only) is the marker of the entries a full array
+        dropped: its descriptor's kind is TICK_DROPPED; its elided counts them."""
+        d = self.desc(entry.desc, self.memory.read(entry.desc, self.DESC_SIZE))
+        return d.kind == abi.TICK_DROPPED
+
     @classmethod
     def desc(cls, addr, raw):
         """A descriptor from its bytes (None: unreadable, all 0); its strings are
@@ -404,18 +410,32 @@ class StackView:
 
     @property
     def entries(self):
-        """The live entries, oldest first."""
+        """The live entries, oldest first, without the marker of dropped ones."""
         if self._entries is None:
-            self._entries = [] if self.note else self.registry.entries(self.thread, self.head)
+            self._read()
         return self._entries
+
+    @property
+    def dropped(self):
+        """The marker of the entries a full array dropped (entries[0]), or None."""
+        if self._entries is None:
+            self._read()
+        return self._marker
+
+    def _read(self):
+        entries = [] if self.note else self.registry.entries(self.thread, self.head)
+        self._marker = None
+        if entries and self.registry.is_dropped_marker(entries[0]):
+            self._marker = entries.pop(0)
+        self._entries = entries
 
     def newest_first(self, sp=0):
         """The entries that sp (the live Cmm Sp, 0 if unknown) does not show stale
         (wm < sp: their frames were popped by code that is not instrumented), newest
         first; and how many dropped entries are still live."""
         kept = [e for e in reversed(self.entries) if e.wm >= sp]
-        dropped = self.thread.dropped if self.thread.dropped_wm >= sp else 0
-        return kept, dropped
+        m = self.dropped
+        return kept, m.elided if m and m.wm >= sp else 0
 
 
 class Snapshot:
@@ -883,16 +903,15 @@ def cmd_threads(exe_ctx, args, out):
                                      state.descs.get(view.entries[-1].desc))[0]
         extra = (", busy" if t.busy else "") + \
             (", approximate" if t.flags & Registry.STACK_APPROX else "")
+        dropped = count(view.dropped.elided if view.dropped else 0, "dropped", "dropped")
         if t.flags & Registry.STACK_HASKELL:
             where = ("running on %s (tid %d)" % (thread_name(t.tid), t.tid)
                      if t.flags & Registry.STACK_RUNNING else "parked")
             out.append("Haskell thread %d: %s, depth %d/%d, %s%s%s" % (
-                t.thread_id, where, len(view.entries), t.capacity,
-                count(t.dropped, "dropped", "dropped"), extra, top))
+                t.thread_id, where, len(view.entries), t.capacity, dropped, extra, top))
             continue
         out.append("%s: tid = %d, depth %d/%d, %s%s%s" % (
-            thread_name(t.tid), t.tid, len(view.entries), t.capacity,
-            count(t.dropped, "dropped", "dropped"), extra, top))
+            thread_name(t.tid), t.tid, len(view.entries), t.capacity, dropped, extra, top))
 
 
 def cmd_stats(exe_ctx, args, out):

@@ -449,9 +449,9 @@ static LLVMValueRef head_address(Pass *p) {
     p->head = LLVMAddGlobal(p->m, strobe_head_llvm_type(p->ctx), STROBE_DYNSTACK_HEAD_NAME);
     LLVMSetLinkage(p->head, LLVMExternalLinkage);
     LLVMSetThreadLocal(p->head, 1);
+    LLVMSetThreadLocalMode(p->head, p->o->local_exec ? LLVMLocalExecTLSModel : LLVMInitialExecTLSModel);
     LLVMSetAlignment(p->head, _Alignof(StrobeDynStackHead));
   }
-  LLVMSetThreadLocalMode(p->head, p->o->local_exec ? LLVMLocalExecTLSModel : LLVMInitialExecTLSModel);
   if (!p->tls_address) {
     static const char name[] = "llvm.threadlocal.address";
     unsigned iid = LLVMLookupIntrinsicID(name, sizeof name - 1);

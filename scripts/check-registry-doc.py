@@ -51,7 +51,7 @@ def rules(abi):
         (r"\((\d+) bytes each", entry, "an entry's size"),
         (r"entries\) / (\d+)", entry, "an entry's size"),
         (r"entries - (\d+)", entry, "an entry's size"),
-        (r"capacity × (\d+)", entry, "an entry's size"),
+        (r"capacity - 1\) × (\d+)", entry, "an entry's size"),
     ]
 
 

@@ -19,8 +19,10 @@ declare void @strobe.tick(ptr, i64)
 
 ; CHECK-LABEL: define void @tick_leaf(
 ; CHECK:       tick.other:
-; CHECK-NEXT:    [[A:%.*]] = icmp eq ptr %dyn.desc, @mid
-; CHECK-NEXT:    [[B:%.*]] = icmp eq ptr %dyn.desc, @top
+; CHECK-NEXT:    %dyn.at = phi
+; CHECK-NEXT:    %dyn.at.desc = load atomic ptr, ptr %dyn.at monotonic
+; CHECK-NEXT:    [[A:%.*]] = icmp eq ptr %dyn.at.desc, @mid
+; CHECK-NEXT:    [[B:%.*]] = icmp eq ptr %dyn.at.desc, @top
 ; CHECK-NEXT:    [[E:%.*]] = or i1 [[A]], [[B]]
 ; CHECK-NEXT:    br i1 [[E]], label %tick.room, label %tick.sibling
 ; CHECK:       tick.sibling:
@@ -32,6 +34,8 @@ define void @tick_leaf(i64 %sp) "strobe-instrument" {
 
 ; CHECK-LABEL: define void @tick_top(
 ; CHECK:       tick.other:
+; CHECK-NEXT:    %dyn.at = phi
+; CHECK-NEXT:    %dyn.at.desc = load atomic ptr, ptr %dyn.at monotonic
 ; CHECK-NEXT:    br label %tick.sibling
 ; CHECK:       tick.sibling:
 ; CHECK:         br i1 %dyn.same_function, label %tick.step, label %tick.cold
@@ -41,8 +45,9 @@ define void @tick_top(i64 %sp) "strobe-instrument" {
 }
 
 ; CHECK-LABEL: define void @tick_odd(
-; CHECK:       tick.other:
-; CHECK-NEXT:    br label %tick.cold
+; CHECK:       tick.top:
+; CHECK:         br i1 %dyn.again, label %tick.repeat, label %tick.cold
+; CHECK-NOT:   tick.other
 ; CHECK-NOT:   tick.sibling
 ; CHECK-NOT:   tick.step
 ; CHECK:       }
@@ -52,8 +57,9 @@ define void @tick_odd(i64 %sp) "strobe-instrument" {
 }
 
 ; CHECK-LABEL: define void @unknown(
-; CHECK:       tick.other:
-; CHECK-NEXT:    br label %tick.cold
+; CHECK:       tick.top:
+; CHECK:         br i1 %dyn.again, label %tick.repeat, label %tick.cold
+; CHECK-NOT:   tick.other
 ; CHECK-NOT:   tick.sibling
 ; CHECK:       }
 define void @unknown(ptr %desc, i64 %sp) "strobe-instrument" {

@@ -14,7 +14,7 @@ declare void @strobe.tick(ptr, i64)
 ; CHECK-NEXT:    %sp = ptrtoint ptr %Sp to i64
 ; CHECK-NEXT:    %slot = alloca i64, align 8
 ; CHECK-NEXT:    %dyn.head = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head)
-; CHECK:         br i1 %dyn.again, label %tick.again, label %tick.other
+; CHECK:         br i1 %dyn.again, label %tick.repeat, label %tick.cold
 ; CHECK:       tick.cont:
 ; CHECK-NEXT:    store volatile i64 %R1, ptr %slot, align 8, !dbg [[STORE:![0-9]+]]
 ; CHECK-NEXT:    br label %loop
