@@ -83,7 +83,7 @@ static void publish_top(StrobeEntry *t) {
 static void set_top(StrobeEntry *t) {
   StrobeEntry *old = top();
   publish_top(t);
-  for (StrobeEntry *e = t + 1; e <= old; e++) *e = (StrobeEntry){0};
+  for (StrobeEntry *e = t + 1; e <= old; e++) strobe_entry_clear(e);
 }
 static StrobeEntry *at(uint32_t i) { return top() - i; }
 static uint32_t depth(const StrobeThreadStack *s) { return (uint32_t)(top() - s->entries + 1); }
@@ -120,12 +120,13 @@ static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
 
 /* ---- the stack's primitive changes ------------------------------------------------ */
 
-/* The array is full: folds the oldest quarter of its entries (at least one) into the
+/* The array is full: folds the oldest half of its entries (at least one) into the
  * marker at entries[0], making it if there is none, and moves the rest down: k slots
  * free.  The marker keeps the oldest one's watermark (Note [The entries and their
- * sentinels]). */
+ * sentinels]).  Half: a recursion deeper than the array then moves one entry per push,
+ * where a quarter would move three. */
 static void drop_oldest(StrobeThreadStack *s) {
-  uint32_t n = depth(s), k = s->capacity / 4 > 0 ? s->capacity / 4 : 1;
+  uint32_t n = depth(s), k = s->capacity / 2 > 0 ? s->capacity / 2 : 1;
   StrobeEntry *marker = &s->entries[0];
   uint64_t folded = k;
   if (!strobe_entry_is_dropped(marker)) { /* entries[0] becomes the marker: one more */
@@ -620,17 +621,20 @@ void strobe_dynstack_rechunk(StrobeThreadStack *s, uint32_t top, uintptr_t top_e
   if (top > s->chunk_index + 1) approx = true; /* grew by more than one chunk unseen */
   StrobeDynStackHead *h = s->head;
   StrobeEntry *t = h->top;
-  uint32_t n = (uint32_t)(t - s->entries + 1), keep = 0;
-  for (uint32_t i = 0; i < n; i++) { /* oldest first: the kept ones are a prefix (I2) */
-    uintptr_t wm = rebased(position(s, s->entries[i].wm, split, split_to, &approx), top, top_end);
-    if (!wm) break;
-    s->entries[i].wm = wm;
-    keep = i + 1;
+  /* Newest first (I2): the gone ones are the newest; an entry virtual in a chunk below
+   * `top` stays as it is, and so does every older one. */
+  uint32_t n = (uint32_t)(t - s->entries + 1), keep = n;
+  for (uint32_t i = n; i-- > 0;) {
+    uintptr_t old = s->entries[i].wm;
+    if (is_virtual(old) && (STROBE_WM_VIRTUAL_TOP - old) >> 32 < top) break;
+    uintptr_t wm = rebased(position(s, old, split, split_to, &approx), top, top_end);
+    if (wm) s->entries[i].wm = wm;
+    else keep = i;
   }
   s->chunk_index = top;
   s->chunk_end = top_end;
   __atomic_store_n(&h->top, s->entries + keep - 1, __ATOMIC_RELEASE);
-  for (uint32_t i = keep; i < n; i++) s->entries[i] = (StrobeEntry){0}; /* popped: clear */
+  for (uint32_t i = keep; i < n; i++) strobe_entry_clear(&s->entries[i]); /* popped */
   if (approx) __atomic_store_n(&s->flags, s->flags | STROBE_STACK_APPROX, __ATOMIC_RELAXED);
   end(s);
 }
