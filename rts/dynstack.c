@@ -5,8 +5,8 @@
  * The inline fast paths (strobe/dynstack.h) push onto a deeper frame, count a repeat,
  * and pop stale entries; everything else arrives here: the same-depth rules, a full
  * array, the dropped entries, a thread's first tick.  That tick allocates the thread's
- * stack (a header, two sentinels and `capacity` entries, in one block) and registers
- * it; after that nothing allocates.  The thread-local head's `top` is the one pointer
+ * stack (a record, and two sentinels and `capacity` entries in a block of their own)
+ * and registers it; after that only a full array that may grow allocates (grow).  The thread-local head's `top` is the one pointer
  * to the newest entry, changed here as inline, and every slot above it is clear
  * (set_top): the invariants every change here keeps (Note [The entries and their
  * sentinels] in strobe/dynstack.h).
@@ -140,8 +140,46 @@ static void drop_oldest(StrobeThreadStack *s) {
   set_top(s->entries + (n - k) - 1);
 }
 
+/* A thread's slots: the two sentinels, then capacity clear slots; NULL if they cannot be
+ * had.  entries(s) - 2 is what free takes. */
+static StrobeEntry *new_entries(uint32_t capacity) {
+  StrobeEntry *block = calloc(2 + (size_t)capacity, sizeof(StrobeEntry));
+  if (!block) return NULL;
+  block[0] = block[1] = strobe_dynstack_empty;
+  return block + 2;
+}
+
+static void free_stack(StrobeThreadStack *s) {
+  free(s->entries - 2);
+  free(s);
+}
+
+/* The array is full: doubles it, up to max_capacity, for the calling thread, whose
+ * stack s is; false if it is as large as it may be or no memory is left.  A signal
+ * handler on this thread sees no stack meanwhile (h->stack NULL, as bind does it). */
+static bool grow(StrobeThreadStack *s) {
+  if (s->capacity >= s->max_capacity) return false;
+  uint32_t capacity = s->capacity > s->max_capacity / 2 ? s->max_capacity : 2 * s->capacity;
+  StrobeEntry *entries = new_entries(capacity), *old = s->entries;
+  if (!entries) return false;
+  uint32_t n = depth(s);
+  memcpy(entries, old, (size_t)n * sizeof *entries);
+  StrobeDynStackHead *h = &strobe_dynstack_head;
+  h->stack = NULL;
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  s->entries = entries;
+  s->capacity = capacity;
+  h->base = entries - 1;
+  h->limit = entries + capacity - 1;
+  publish_top(entries + n - 1);
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+  h->stack = s;
+  free(old - 2);
+  return true;
+}
+
 static void push(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp) {
-  if (top() >= strobe_dynstack_head.limit) drop_oldest(s);
+  if (top() >= strobe_dynstack_head.limit && !grow(s)) drop_oldest(s);
   StrobeEntry *e = top() + 1;
   *e = (StrobeEntry){.desc = desc, .wm = sp};
   set_top(e);
@@ -325,7 +363,7 @@ static void unregister(StrobeThreadStack *s) {
 static void release(StrobeThreadStack *s) {
   unregister(s);
   strobe_dynstack_head = EMPTY_HEAD;
-  free(s);
+  free_stack(s);
 }
 
 static void on_thread_exit(void *s) { release(s); }
@@ -338,17 +376,19 @@ static StrobeThreadStack *new_stack(uint64_t thread_id) {
   pthread_mutex_lock(&registry_lock);
   uint32_t capacity = options.capacity, tail_limit = options.tail_limit;
   pthread_mutex_unlock(&registry_lock);
-  if (capacity < STROBE_MIN_CAPACITY) capacity = STROBE_MIN_CAPACITY;
-  StrobeThreadStack *s = calloc(1, sizeof *s + (2 + (size_t)capacity) * sizeof(StrobeEntry));
-  if (!s && capacity > STROBE_MIN_CAPACITY) { /* never fail: keep what the least can */
-    capacity = STROBE_MIN_CAPACITY;
-    s = calloc(1, sizeof *s + (2 + (size_t)capacity) * sizeof(StrobeEntry));
-  }
+  uint32_t max = capacity < STROBE_MIN_CAPACITY ? STROBE_MIN_CAPACITY : capacity;
+  capacity = max < STROBE_INITIAL_CAPACITY ? max : STROBE_INITIAL_CAPACITY;
+  StrobeThreadStack *s = calloc(1, sizeof *s);
   if (!s) return NULL;
-  s->entries = (StrobeEntry *)(s + 1) + 2;
-  s->entries[-2] = strobe_dynstack_empty;
-  s->entries[-1] = strobe_dynstack_empty;
+  s->entries = new_entries(capacity);
+  if (!s->entries && capacity > STROBE_MIN_CAPACITY) /* never fail: keep what the least can */
+    s->entries = new_entries(capacity = STROBE_MIN_CAPACITY);
+  if (!s->entries) {
+    free(s);
+    return NULL;
+  }
   s->capacity = capacity;
+  s->max_capacity = max;
   s->tail_limit = tail_limit;
   s->thread_id = thread_id;
   s->flags = thread_id ? STROBE_STACK_HASKELL : 0;
@@ -537,7 +577,7 @@ StrobeThreadStack *strobe_green_enter(uint64_t id, StrobeDynStackHead *prev) {
     s = new_stack(id);
     if (!s) return NULL;
     if (!register_stack(s)) {
-      free(s);
+      free_stack(s);
       return NULL;
     }
   }
@@ -561,7 +601,7 @@ void strobe_green_leave(StrobeThreadStack *s, const StrobeDynStackHead *prev, in
   }
   if (finished) {
     unregister(s);
-    free(s);
+    free_stack(s);
   }
 }
 
@@ -649,7 +689,7 @@ static void after_fork_child(void) {
   StrobeThreadStack *mine = strobe_dynstack_head.stack, *next;
   for (StrobeThreadStack *s = strobe_registry.threads; s; s = next) {
     next = s->next;
-    if (s != mine) free(s);
+    if (s != mine) free_stack(s);
   }
   strobe_registry.threads = mine;
   strobe_registry.nthreads = mine != NULL;

@@ -262,7 +262,7 @@ static void check_invariants(int line) {
 
 /* The stack as a fast tick found it: the head's top, and the entries from the lower
  * sentinel up to the slot above the top (where a push writes), while `armed`. */
-enum { MAX_WATCHED = 1024 + 3 };
+enum { MAX_WATCHED = 8 * STROBE_INITIAL_CAPACITY + 3 }; /* test_array_grows's depth */
 static struct {
   bool armed;
   const StrobeEntry *top, *from; /* from: entries[-2], or NULL with no stack */
@@ -987,6 +987,33 @@ static void test_full_stack_drops_half(void **state) {
   fresh("capacity=3");
   for (uintptr_t i = 0; i < 5; i++) TICK(walk, 0x1000 - 16 * i);
   EXPECT(E(walk, 0xfc0), E(walk, 0xfd0), D(0x1000, 3));
+}
+
+/* The array starts small and doubles when full, up to `capacity`; only then does it
+ * drop.  The entries move with it, in order. */
+static void test_array_grows(void **state) {
+  (void)state;
+  fresh(NULL); /* the default capacity, 2^20 */
+  for (uintptr_t i = 0; i < 5000; i++) TICK(walk, 0x100000 - 16 * i);
+  const StrobeThreadStack *s = cur();
+  assert_int_equal(depth(), 5000);
+  assert_int_equal(s->capacity, 8 * STROBE_INITIAL_CAPACITY);
+  assert_int_equal(s->max_capacity, 1u << 20);
+  assert_int_equal(s->counters.drops, 0);
+  for (uint32_t i = 0; i < 5000; i++) assert_int_equal(s->entries[i].wm, 0x100000 - 16 * i);
+  RET(0x100000);
+  EXPECT_EMPTY();
+  assert_int_equal(s->capacity, 8 * STROBE_INITIAL_CAPACITY); /* it stays grown */
+
+  fresh("capacity=1500"); /* 1024, then 1500 (not 2048), then drops */
+  for (uintptr_t i = 0; i < 1600; i++) TICK(walk, 0x100000 - 16 * i);
+  s = cur();
+  assert_int_equal(s->capacity, 1500);
+  assert_true(strobe_entry_is_dropped(&s->entries[0]));
+  assert_int_equal(s->entries[0].wm, 0x100000);
+  assert_int_equal(s->counters.drops, 1600 - (depth() - 1));
+  RET(0x100000);
+  EXPECT_EMPTY();
 }
 
 /* A stack keeps the marker and one entry at least. */
@@ -2152,7 +2179,7 @@ static StrobeOptions parsed(const char *text) {
 static void test_options(void **state) {
   (void)state;
   StrobeOptions o = parsed(NULL);
-  assert_int_equal(o.capacity, 1024);
+  assert_int_equal(o.capacity, 1u << 20);
   assert_int_equal(o.tail_limit, 4);
   assert_true(o.crash_report);
   assert_false(o.report_at_exit);
@@ -2191,7 +2218,7 @@ static void test_options(void **state) {
   strobe_options_describe(out);
   fclose(out);
   assert_non_null(strstr(text, "  capacity=<count>"));
-  assert_non_null(strstr(text, "(default 1024)"));
+  assert_non_null(strstr(text, "(default 1048576)"));
   assert_non_null(strstr(text, "  crash_report=<bool>"));
   assert_non_null(strstr(text, "(default yes)"));
   assert_non_null(strstr(text, "  report_at_exit=<bool>"));
@@ -2238,7 +2265,7 @@ static void test_registry(void **state) {
   assert_null(s->next);
   assert_int_equal(r->nthreads, 1);
   assert_int_equal(r->generation, gen + 2); /* even: not changing */
-  assert_ptr_equal(s->entries, (const StrobeEntry *)(s + 1) + 2); /* the sentinels between */
+  assert_ptr_equal(s->entries[-1].desc, &strobe_dynstack_no_desc); /* the sentinels below */
   assert_ptr_equal(s->head, &strobe_dynstack_head);
   assert_int_equal(r->head_size, sizeof(StrobeDynStackHead));
   strobe_dynstack_release();
@@ -2282,6 +2309,7 @@ int main(void) {
       RULE_TEST(test_full_stack_drops_oldest),
       RULE_TEST(test_full_stack_drops_half),
       RULE_TEST(test_small_capacity_is_raised),
+      RULE_TEST(test_array_grows),
       RULE_TEST(test_inline_push_and_repeat),
       RULE_TEST(test_inline_pop_and_ret_many),
       RULE_TEST(test_inline_nested_push),

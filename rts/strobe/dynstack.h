@@ -124,7 +124,8 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
        entry clears them, so that a push writes only desc and wm.
      - An inline push fills top + 1 only while top < limit, the last slot
        (entries + capacity - 1).  A push into a full array reaches the slow path,
-       which folds the oldest entries into one (below).
+       which doubles the array while it is smaller than the `capacity` option, and
+       else folds the oldest entries into one (below).
      - Nothing but the sentinels is ever below entries[0], so an inline pop never
        looks at the base: it stops there.
    The dropped entries: when the array is full, the oldest half of the entries (at
@@ -135,8 +136,11 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
    watermark stale, as the oldest of the entries it stands for would have; a report
    prints it as `... N older entries dropped`. */
 
-/* A stack holds at least the marker and one entry: a `capacity` below is raised. */
+/* A stack holds at least the marker and one entry: a `capacity` below is raised.  Its
+ * array starts with STROBE_INITIAL_CAPACITY slots (or `capacity`, if less) and doubles
+ * when full, up to `capacity`; only then are entries dropped. */
 #define STROBE_MIN_CAPACITY 2u
+#define STROBE_INITIAL_CAPACITY 1024u
 
 enum {
   STROBE_ENTRY_TAIL = 1u << 0, /* this entry's expression tail-called the one above it */
@@ -284,8 +288,9 @@ extern StrobeRegistry strobe_registry;
    strobe_pop(sp)   pop every entry with wm < sp.
    strobe_ret(sp)   pop every entry with wm <= sp (Note [Watermarks]).
    A push into a full array folds the oldest entries into the marker (Note [The entries
-   and their sentinels]) and counts them; nothing fails, and nothing allocates but a
-   thread's first tick.  Ticks are counted inline (strobec --count-ticks), not here.
+   and their sentinels]) and counts them, once the array has grown to `capacity`;
+   nothing fails, and nothing allocates but a thread's first tick and a growth.
+   Ticks are counted inline (strobec --count-ticks), not here.
 
    Instrumented code reaches them through their trampolines, `<entry>_cold`
    (rts/trampolines.c), which preserve the registers GHC's code keeps in the C ABI's
