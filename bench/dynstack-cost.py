@@ -34,9 +34,9 @@
 #   tick repeating the top entry, a pop and a ret removing no entry or one.
 # The fast paths are counted statically: a small module with one function per
 # pseudo-intrinsic (a ghccc function whose only work is the intrinsic and a tail call) goes
-# through `opt -load-pass-plugin=StrobePlugin.so -passes=strobe-instrument
-# -strobe-local-exec` and `llc -O2 -relocation-model=static` (what strobe-ghc gives
-# strobec for GHC's non-PIE programs, at its level), and the assembly is traced along
+# through `opt -load-pass-plugin=StrobePlugin.so -passes='strobe-instrument,default<O2>'
+# -strobe-local-exec` and `llc -O2 -relocation-model=static` (strobec's pipeline, as
+# strobe-ghc runs it for GHC's non-PIE programs: the fast paths, then LLVM's -O2), and the assembly is traced along
 # each path, named by the plugin's IR blocks (instrument.c, Note [The fast paths in
 # IR]), which llc keeps in its block comments.  Every instruction up to the function's
 # tail call counts, any frame push and pop included.
@@ -269,7 +269,7 @@ def fast_paths(tmp):
     src = os.path.join(tmp, "fastpath.ll")
     with open(src, "w") as f:
         f.write(FAST_PATH_LL)
-    p1 = subprocess.run([opt, "-load-pass-plugin=" + PLUGIN, "-passes=strobe-instrument",
+    p1 = subprocess.run([opt, "-load-pass-plugin=" + PLUGIN, "-passes=strobe-instrument,default<O2>",
                          "-strobe-local-exec", src, "-o", src + ".bc"], capture_output=True, text=True)
     p2 = p1.returncode == 0 and subprocess.run(
         [llc, "-O2", "-relocation-model=static", src + ".bc", "-o", src + ".s"],

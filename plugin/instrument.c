@@ -38,19 +38,17 @@
  *   pop(sp):         t = h->top; br (t->wm <u sp), one, cont       ; weights 1 : 2^20-1
  *     one:           br ((t - 1)->wm <u sp), more, set
  *     set:           clear t's repeats, flags and elided; h->top -= 1 (release); br cont
- *     more:          clear t; then at = t - 1, t - 2, ...: clear at while (at - 1)->wm <u sp
- *                    (the base's UINTPTR_MAX stops it); store release at - 1 -> h->top
+ *     more:          as set, for t, then for at = t - 1, t - 2, ... while (at - 1)->wm <u sp
+ *                    (the base's UINTPTR_MAX stops it)
  *   ret(sp):         the same with <=u, and no weights on the first branch (a return
  *                    usually pops what the callee pushed)
  *     cold:          the slow path (below); br cont
  *
  * Each common path is at most 8 x86-64 instructions (bench/dynstack-cost.py counts
  * them): `h->top += 1` is a relaxed load and a release store of the same address,
- * which x86 folds into one `addq` on memory; the tick reads t->wm twice, once for each
- * compare, as volatile loads: volatile only so that LLVM does not merge them, for a
- * merged read that two blocks use is loaded into a register, where x86 folds each
- * into its compare (one instruction less on every tick; the walk reads the top's desc
- * again for the same reason); with local_exec, h is %fs:strobe_dynstack_head@TPOFF
+ * which x86 folds into one `addq` on memory; a read used by one compare folds into it
+ * (the tick's two compares of t->wm share one read, which the optimizer merges: it
+ * takes a register, one instruction more on a push); with local_exec, h is %fs:strobe_dynstack_head@TPOFF
  * itself, and under strobec --relocation-model=static a descriptor's address is an
  * immediate.
  *
@@ -587,12 +585,9 @@ static LLVMValueRef entry_at(Pass *p, LLVMValueRef e, long n, const char *name) 
   return LLVMBuildInBoundsGEP2(p->b, LLVMInt8TypeInContext(p->ctx), e, &idx, 1, name);
 }
 
-/* e->wm, loaded for one compare; volatile where the same watermark is compared twice
- * (Note [The fast paths in IR]). */
-static LLVMValueRef wm_of(Pass *p, LLVMValueRef e, bool volatile_, const char *name) {
-  LLVMValueRef v = load(p, p->word, field(p, e, offsetof(StrobeEntry, wm), ""), name);
-  if (volatile_) LLVMSetVolatile(v, 1);
-  return v;
+/* e->wm, loaded for one compare (Note [The fast paths in IR]). */
+static LLVMValueRef wm_of(Pass *p, LLVMValueRef e, const char *name) {
+  return load(p, p->word, field(p, e, offsetof(StrobeEntry, wm), ""), name);
 }
 
 /* The slot above e gets {desc, sp}: its other fields are 0 already (Note [The entries
@@ -669,7 +664,7 @@ static void build_walk(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef 
   LLVMBasicBlockRef top = new_block(p, SP_TICK, "top", cont), repeat = new_block(p, SP_TICK, "repeat", cont);
 
   LLVMPositionBuilderAtEnd(p->b, same); /* sp >= t->wm; sp > t->wm: stale entries */
-  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, sp, wm_of(p, t, true, "dyn.wm"), "dyn.same_wm"), top, cold, false);
+  branch(p, LLVMBuildICmp(p->b, LLVMIntEQ, sp, wm_of(p, t, "dyn.wm"), "dyn.same_wm"), top, cold, false);
 
   LLVMPositionBuilderAtEnd(p->b, top); /* the top entry is at sp */
   LLVMValueRef d0 = load(p, p->ptr, field(p, t, offsetof(StrobeEntry, desc), ""), "dyn.desc");
@@ -686,9 +681,7 @@ static void build_walk(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef 
   LLVMPositionBuilderAtEnd(p->b, other); /* at is an entry at sp, not desc */
   LLVMValueRef at = LLVMBuildPhi(p->b, p->ptr, "dyn.at");
   LLVMAddIncoming(at, &t, &top, 1);
-  /* read again, relaxed, so that LLVM does not merge it with d0's or d1's read, which
-   * each fold into their compare */
-  LLVMValueRef d = relaxed_load(p, p->ptr, field(p, at, offsetof(StrobeEntry, desc), ""), "dyn.at.desc");
+  LLVMValueRef d = load(p, p->ptr, field(p, at, offsetof(StrobeEntry, desc), ""), "dyn.at.desc");
   LLVMValueRef on_chain = NULL; /* rule 2b: at contains desc */
   for (int i = 0; i < nchain; i++) {
     LLVMValueRef is = LLVMBuildICmp(p->b, LLVMIntEQ, d, chain[i], "dyn.encloses");
@@ -705,7 +698,7 @@ static void build_walk(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef 
   LLVMPositionBuilderAtEnd(p->b, step); /* pop it; rule 3 if nothing else is at sp */
   clear_entry(p, at);
   LLVMValueRef below = entry_at(p, at, -1, "dyn.below");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, wm_of(p, below, false, "dyn.below.wm"), sp, "dyn.below.same_wm"),
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntEQ, wm_of(p, below, "dyn.below.wm"), sp, "dyn.below.same_wm"),
                   next, room);
 
   LLVMPositionBuilderAtEnd(p->b, next); /* the entry below, at sp too */
@@ -737,7 +730,7 @@ static void build_tick(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef 
                     same = new_block(p, SP_TICK, "same", cont);
   if (p->o->count_ticks) count(p, field(p, h, offsetof(StrobeDynStackHead, ticks), "dyn.ticks.addr"), "dyn.ticks");
   LLVMValueRef t = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntULT, sp, wm_of(p, t, true, "dyn.wm"), "dyn.deeper"), deeper, same);
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, LLVMIntULT, sp, wm_of(p, t, "dyn.wm"), "dyn.deeper"), deeper, same);
 
   LLVMPositionBuilderAtEnd(p->b, deeper); /* rule 3 with nothing stale: push on t */
   branch_room(p, h, t, push, cold);
@@ -754,36 +747,35 @@ static void build_tick(Pass *p, LLVMValueRef h, LLVMValueRef desc, LLVMValueRef 
 static void build_pop(Pass *p, SpIntrinsicId id, LLVMValueRef h, LLVMValueRef sp, LLVMBasicBlockRef cont) {
   LLVMIntPredicate pred = id == SP_POP ? LLVMIntULT : LLVMIntULE;
   LLVMBasicBlockRef one = new_block(p, id, "one", cont), set = new_block(p, id, "set", cont),
-                    first = new_block(p, id, "first", cont), more = new_block(p, id, "more", cont),
-                    done = new_block(p, id, "done", cont);
+                    more = new_block(p, id, "more", cont);
   LLVMValueRef t = load(p, p->ptr, field(p, h, offsetof(StrobeDynStackHead, top), ""), "dyn.top");
-  LLVMValueRef stale = LLVMBuildICmp(p->b, pred, wm_of(p, t, false, "dyn.wm"), sp, "dyn.stale");
+  LLVMValueRef stale = LLVMBuildICmp(p->b, pred, wm_of(p, t, "dyn.wm"), sp, "dyn.stale");
   if (id == SP_POP) branch(p, stale, one, cont, true); /* pops are rare; returns pop */
   else LLVMBuildCondBr(p->b, stale, one, cont);
 
   LLVMPositionBuilderAtEnd(p->b, one); /* t goes; does the one below? */
   LLVMValueRef below = entry_at(p, t, -1, "dyn.below");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm_of(p, below, false, "dyn.below.wm"), sp, "dyn.below.stale"),
-                  first, set);
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm_of(p, below, "dyn.below.wm"), sp, "dyn.below.stale"),
+                  more, set);
   LLVMPositionBuilderAtEnd(p->b, set);
   clear_entry(p, t);
   move_top(p, h, -1);
   LLVMBuildBr(p->b, cont);
 
-  LLVMPositionBuilderAtEnd(p->b, first); /* more than one: clear t, then each stale one */
-  clear_entry(p, t);
-  LLVMBuildBr(p->b, more);
+  /* More than one: each stale one, t first, is cleared and popped as `set` pops t.
+   * (One store of the last top would be shorter for many, but LLVM would sink it and
+   * set's into one block, breaking set's read-modify-write; and set's code would be
+   * hoisted into `one`, between the read of below->wm and its compare, were `more` to
+   * start as set does.) */
   LLVMPositionBuilderAtEnd(p->b, more);
   LLVMValueRef at = LLVMBuildPhi(p->b, p->ptr, "dyn.at");
   clear_entry(p, at);
+  move_top(p, h, -1);
   LLVMValueRef next = entry_at(p, at, -1, "dyn.next");
-  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm_of(p, next, false, "dyn.next.wm"), sp, "dyn.next.stale"), more, done);
-  LLVMValueRef in_values[] = {below, next};
-  LLVMBasicBlockRef in_blocks[] = {first, more};
+  LLVMBuildCondBr(p->b, LLVMBuildICmp(p->b, pred, wm_of(p, next, "dyn.next.wm"), sp, "dyn.next.stale"), more, cont);
+  LLVMValueRef in_values[] = {t, next};
+  LLVMBasicBlockRef in_blocks[] = {one, more};
   LLVMAddIncoming(at, in_values, in_blocks, 2);
-  LLVMPositionBuilderAtEnd(p->b, done);
-  store(p, next, field(p, h, offsetof(StrobeDynStackHead, top), ""), LLVMAtomicOrderingRelease);
-  LLVMBuildBr(p->b, cont);
 }
 
 /* Replaces call, a call of intrinsic id, by its fast path (Note [The fast paths in IR]). */

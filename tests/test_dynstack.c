@@ -993,7 +993,7 @@ static void test_full_stack_drops_half(void **state) {
  * drop.  The entries move with it, in order. */
 static void test_array_grows(void **state) {
   (void)state;
-  fresh(NULL); /* the default capacity, 2^20 */
+  fresh("capacity=1048576");
   for (uintptr_t i = 0; i < 5000; i++) TICK(walk, 0x100000 - 16 * i);
   const StrobeThreadStack *s = cur();
   assert_int_equal(depth(), 5000);
@@ -2179,7 +2179,7 @@ static StrobeOptions parsed(const char *text) {
 static void test_options(void **state) {
   (void)state;
   StrobeOptions o = parsed(NULL);
-  assert_int_equal(o.capacity, 1u << 20);
+  assert_int_equal(o.capacity, 1024);
   assert_int_equal(o.tail_limit, 4);
   assert_true(o.crash_report);
   assert_false(o.report_at_exit);
@@ -2218,7 +2218,7 @@ static void test_options(void **state) {
   strobe_options_describe(out);
   fclose(out);
   assert_non_null(strstr(text, "  capacity=<count>"));
-  assert_non_null(strstr(text, "(default 1048576)"));
+  assert_non_null(strstr(text, "(default 1024)"));
   assert_non_null(strstr(text, "  crash_report=<bool>"));
   assert_non_null(strstr(text, "(default yes)"));
   assert_non_null(strstr(text, "  report_at_exit=<bool>"));

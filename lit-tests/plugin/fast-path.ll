@@ -44,7 +44,7 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    [[BWA:%.*]] = getelementptr inbounds i8, ptr [[B]], i64 [[#ENTRY_WM]], !dbg [[L1]]
 ; CHECK-NEXT:    [[BWM:%.*]] = load i64, ptr [[BWA]], align 8, !dbg [[L1]]
 ; CHECK-NEXT:    [[BST:%.*]] = icmp ule i64 [[BWM]], %sp, !dbg [[L1]]
-; CHECK-NEXT:    br i1 [[BST]], label %[[RFIRST:ret.first[0-9]*]], label %[[RSET:ret.set[0-9]*]], !dbg [[L1]]{{$}}
+; CHECK-NEXT:    br i1 [[BST]], label %[[RMORE:ret.more[0-9]*]], label %[[RSET:ret.set[0-9]*]], !dbg [[L1]]{{$}}
 ; one: clear it, and top -= 1 as a relaxed load and a release store (one x86 addq)
 ; CHECK:       [[RSET]]:
 ; CHECK-NEXT:    [[C:%.*]] = getelementptr inbounds i8, ptr [[T0]], i64 [[#ENTRY_REPEATS]], !dbg [[L1]]
@@ -55,27 +55,26 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    [[TM:%.*]] = getelementptr inbounds i8, ptr [[TA]], i64 -[[#ENTRY_SIZE]], !dbg [[L1]]
 ; CHECK-NEXT:    store atomic ptr [[TM]], ptr [[H]] release, align 8, !dbg [[L1]]
 ; CHECK-NEXT:    br label %[[RCONT]], !dbg [[L1]]
-; more: clear each stale one, down to the first that is not (a sentinel at the latest)
-; CHECK:       [[RFIRST]]:
-; CHECK:         br label %[[RMORE:ret.more[0-9]*]], !dbg [[L1]]
+; more: as one, for each stale one from the top down, to the first that is not (a
+; sentinel at the latest)
 ; CHECK:       [[RMORE]]:
-; CHECK-NEXT:    [[AT:%.*]] = phi ptr [ [[B]], %[[RFIRST]] ], [ [[NX:%[a-z.0-9]+]], %[[RMORE]] ], !dbg [[L1]]
+; CHECK-NEXT:    [[AT:%.*]] = phi ptr [ [[T0]], %[[RONE]] ], [ [[NX:%[a-z.0-9]+]], %[[RMORE]] ], !dbg [[L1]]
 ; CHECK-NEXT:    [[C:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 [[#ENTRY_REPEATS]], !dbg [[L1]]
 ; CHECK-NEXT:    store i64 0, ptr [[C]], align 8, !dbg [[L1]]
 ; CHECK-NEXT:    [[C:%.*]] = getelementptr inbounds i8, ptr [[AT]], i64 [[#ENTRY_FLAGS]], !dbg [[L1]]
 ; CHECK-NEXT:    store i64 0, ptr [[C]], align 8, !dbg [[L1]]
+; CHECK-NEXT:    [[TA:%.*]] = load atomic ptr, ptr [[H]] monotonic, align 8, !dbg [[L1]]
+; CHECK-NEXT:    [[TM:%.*]] = getelementptr inbounds i8, ptr [[TA]], i64 -[[#ENTRY_SIZE]], !dbg [[L1]]
+; CHECK-NEXT:    store atomic ptr [[TM]], ptr [[H]] release, align 8, !dbg [[L1]]
 ; CHECK-NEXT:    [[NX]] = getelementptr inbounds i8, ptr [[AT]], i64 -[[#ENTRY_SIZE]], !dbg [[L1]]
 ; CHECK:         icmp ule i64 {{%.*}}, %sp, !dbg [[L1]]
-; CHECK-NEXT:    br i1 {{%.*}}, label %[[RMORE]], label %[[RDONE:ret.done[0-9]*]], !dbg [[L1]]
-; CHECK:       [[RDONE]]:
-; CHECK-NEXT:    store atomic ptr [[NX]], ptr [[H]] release, align 8, !dbg [[L1]]
-; CHECK-NEXT:    br label %[[RCONT]], !dbg [[L1]]
+; CHECK-NEXT:    br i1 {{%.*}}, label %[[RMORE]], label %[[RCONT]], !dbg [[L1]]
 ; tick(desc, sp): deeper than the top -> push, if it is below the last slot
 ; CHECK:       [[RCONT]]:
 ; CHECK-NEXT:    [[H:%.*]] = call ptr @llvm.threadlocal.address.p0(ptr @strobe_dynstack_head), !dbg [[L2:![0-9]+]]
 ; CHECK-NEXT:    [[T:%.*]] = load ptr, ptr [[H]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 [[#ENTRY_WM]], !dbg [[L2]]
-; CHECK-NEXT:    [[WM:%.*]] = load volatile i64, ptr [[WMA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[DEEPER:%.*]] = icmp ult i64 %sp, [[WM]], !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[DEEPER]], label %[[DEEP:tick.deeper[0-9]*]], label %[[SAME:tick.same[0-9]*]], !dbg [[L2]]{{$}}
 ; CHECK:       [[DEEP]]:
@@ -97,7 +96,7 @@ declare void @strobe.ret(i64)
 ; desc itself -> a repeat (rule 2a)
 ; CHECK:       [[SAME]]:
 ; CHECK-NEXT:    [[WMA:%.*]] = getelementptr inbounds i8, ptr [[T]], i64 [[#ENTRY_WM]], !dbg [[L2]]
-; CHECK-NEXT:    [[WM:%.*]] = load volatile i64, ptr [[WMA]], align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[WM:%.*]] = load i64, ptr [[WMA]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[SW:%.*]] = icmp eq i64 %sp, [[WM]], !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[SW]], label %[[TOP:tick.top[0-9]*]], label %[[TCOLD]], !dbg [[L2]], !prof [[ELSE_COLD]]
 ; CHECK:       [[TOP]]:
@@ -114,7 +113,7 @@ declare void @strobe.ret(i64)
 ; -> push on it (rule 2b)
 ; CHECK:       [[OTHER]]:
 ; CHECK-NEXT:    [[AT:%.*]] = phi ptr [ [[T]], %[[TOP]] ], [ [[BELOW:%[a-z.0-9]+]], %[[NEXT:tick.next[0-9]*]] ], !dbg [[L2]]
-; CHECK-NEXT:    [[D:%.*]] = load atomic ptr, ptr [[AT]] monotonic, align 8, !dbg [[L2]]
+; CHECK-NEXT:    [[D:%.*]] = load ptr, ptr [[AT]], align 8, !dbg [[L2]]
 ; CHECK-NEXT:    [[ENC:%.*]] = icmp eq ptr [[D]], @outer, !dbg [[L2]]
 ; CHECK-NEXT:    br i1 [[ENC]], label %[[ROOM:tick.room[0-9]*]], label %[[SIB:tick.sibling[0-9]*]], !dbg [[L2]]{{$}}
 ; desc's function -> a finished sibling: pop it (rule 2c); another function -> cold
@@ -171,7 +170,7 @@ declare void @strobe.ret(i64)
 ; CHECK-NEXT:    br i1 [[STALE]], label %[[PONE:pop.one[0-9]*]], label %[[PCONT:pop.cont[0-9]*]], !dbg [[L3]], !prof [[THEN_COLD:![0-9]+]]
 ; CHECK:       [[PONE]]:
 ; CHECK:         icmp ult i64 {{%.*}}, %sp.up, !dbg [[L3]]
-; CHECK:         br i1 {{%.*}}, label %[[PFIRST:pop.first[0-9]*]], label %[[PSET:pop.set[0-9]*]], !dbg [[L3]]
+; CHECK:         br i1 {{%.*}}, label %[[PMORE:pop.more[0-9]*]], label %[[PSET:pop.set[0-9]*]], !dbg [[L3]]
 ; CHECK:       [[PSET]]:
 ; CHECK:         store atomic ptr {{%.*}}, ptr [[H]] release, align 8, !dbg [[L3]]
 ; CHECK-NEXT:    br label %[[PCONT]], !dbg [[L3]]

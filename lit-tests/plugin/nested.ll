@@ -20,7 +20,7 @@ declare void @strobe.tick(ptr, i64)
 ; CHECK-LABEL: define void @tick_leaf(
 ; CHECK:       tick.other:
 ; CHECK-NEXT:    %dyn.at = phi
-; CHECK-NEXT:    %dyn.at.desc = load atomic ptr, ptr %dyn.at monotonic
+; CHECK-NEXT:    %dyn.at.desc = load ptr, ptr %dyn.at,
 ; CHECK-NEXT:    [[A:%.*]] = icmp eq ptr %dyn.at.desc, @mid
 ; CHECK-NEXT:    [[B:%.*]] = icmp eq ptr %dyn.at.desc, @top
 ; CHECK-NEXT:    [[E:%.*]] = or i1 [[A]], [[B]]
@@ -35,7 +35,7 @@ define void @tick_leaf(i64 %sp) "strobe-instrument" {
 ; CHECK-LABEL: define void @tick_top(
 ; CHECK:       tick.other:
 ; CHECK-NEXT:    %dyn.at = phi
-; CHECK-NEXT:    %dyn.at.desc = load atomic ptr, ptr %dyn.at monotonic
+; CHECK-NEXT:    %dyn.at.desc = load ptr, ptr %dyn.at,
 ; CHECK-NEXT:    br label %tick.sibling
 ; CHECK:       tick.sibling:
 ; CHECK:         br i1 %dyn.same_function, label %tick.step, label %tick.cold
