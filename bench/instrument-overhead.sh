@@ -12,7 +12,8 @@
 # It checks that `none` prints <p>/expected_stdout.txt and every variant prints what `none`
 # prints, counts instructions with callgrind (total Ir) and takes the best wall time of
 # RUNS runs, then prints each variant's ratios against `none`, the runtime's statistics
-# (ticks executed, calls of the slow paths: STROBE_OPTIONS=report_at_exit=1), and the geometric
+# (ticks executed, from the same build with --count-ticks; calls of the slow paths:
+# STROBE_OPTIONS=report_at_exit=1), and the geometric
 # mean of each ratio.  Issue 4's target: the geometric mean of `all`'s Ir ratio <= 1.10 on
 # programs whose ticks are at least as dense as the O0 corpus dumps; so it also prints
 # statements per //tick for each program and for the corpus (statements: the lines inside
@@ -138,6 +139,12 @@ for p in "${progs[@]}"; do
       fi
     done
     ((ok)) || status=1
+    # The ticks: the same build with every tick counted (uncounted code counts none).
+    if [[ $v != none ]]; then
+      "$strobec" --count-ticks --entry=Main.main_entry -O2 "${flags[@]}" "$src" -o "$exe.counted.o"
+      "$cc" "$exe.counted.o" "$rtlib" -lm -o "$exe.counted"
+      "$exe.counted" >/dev/null 2>"$exe.err" || true
+    fi
     ticks=$(awk '$1 == "ticks" { print $2 }' "$exe.err")
     slow=$(awk '$1 == "slow_ticks" || $1 == "slow_pops" || $1 == "slow_rets" { n += $2 }
                 END { print n + 0 }' "$exe.err")
