@@ -19,22 +19,23 @@
  *                    t = h->top; br (sp <u t->wm), deeper, same
  *     deeper:        br (t <u h->limit), push, cold                ; weights 2^20-1 : 1
  *     push:          t[1].desc = desc; t[1].wm = sp; h->top += 1 (release); br cont
- *     same:          br (t->wm == sp), walk, cold                  ; likewise
- *     walk:          at = phi [t, same], [at - 1, step]; d = at->desc
- *                    br (d == desc), again, other
- *     again:         br (at == t), repeat, popped
- *     popped:        at->flags &= ~TAIL; store release at -> h->top; br repeat
- *     repeat:        at->repeats += 1 (monotonic); br cont
- *     other:         br (d == c1 | d == c2 | ...), room, sibling   ; desc's constant
- *                                                                  ; parent chain
+ *     same:          br (t->wm == sp), top, cold                   ; likewise
+ *     top:           br (t->desc == desc), repeat, other
+ *     repeat:        t->repeats += 1 (monotonic); br cont           ; rule 2a
+ *     other:         at = phi [t, top], [at - 1, next]; d = at->desc
+ *                    br (d == c1 | d == c2 | ...), room, sibling   ; desc's constant
+ *                                                                  ; parent chain: 2b
  *     sibling:       br (d->function == desc->function), step, cold ; likewise
- *     step:          clear at's repeats, flags and elided (it is popped)
- *                    br ((at - 1)->wm == sp), walk, room
+ *     step:          clear at's repeats, flags and elided (it is popped: 2c)
+ *                    br ((at - 1)->wm == sp), next, room
+ *     next:          br ((at - 1)->desc == desc), popped, other
+ *     popped:        (at - 1)->flags &= ~TAIL; store release at - 1 -> h->top;
+ *                    (at - 1)->repeats += 1; br cont                ; 2a after 2c
  *     room:          base = phi [at, other], [at - 1, step]
  *                    br (base <u h->limit), push_on, cold          ; likewise
  *     push_on:       base[1] = {desc, sp}; store release base + 1 -> h->top; br cont
- *   When desc is not a constant flagged STROBE_DESC_NESTED (parent_chain), `other`
- *   branches to cold, and sibling, step, room and push_on are not made.
+ *   When desc is not a constant flagged STROBE_DESC_NESTED (parent_chain), `top`
+ *   branches to cold instead of `other`, which is not made, nor what follows it.
  *   pop(sp):         t = h->top; br (t->wm <u sp), one, cont       ; weights 1 : 2^20-1
  *     one:           br ((t - 1)->wm <u sp), more, set
  *     set:           clear t's repeats, flags and elided; h->top -= 1 (release); br cont
@@ -44,13 +45,17 @@
  *                    usually pops what the callee pushed)
  *     cold:          the slow path (below); br cont
  *
- * Each common path is at most 8 x86-64 instructions (bench/dynstack-cost.py counts
- * them): `h->top += 1` is a relaxed load and a release store of the same address,
- * which x86 folds into one `addq` on memory; a read used by one compare folds into it
- * (the tick's two compares of t->wm share one read, which the optimizer merges: it
- * takes a register, one instruction more on a push); with local_exec, h is %fs:strobe_dynstack_head@TPOFF
- * itself, and under strobec --relocation-model=static a descriptor's address is an
- * immediate.
+ * Each common path is at most 8 x86-64 instructions after LLVM's -O2, as strobec
+ * compiles them (bench/dynstack-cost.py counts them): `h->top += 1` is a relaxed load
+ * and a release store of the same address, which x86 folds into one `addq` on memory;
+ * a field read for one compare folds into it (the tick's two compares of t->wm become
+ * one, whose flags both branches use); with local_exec, h is
+ * %fs:strobe_dynstack_head@TPOFF itself, and under strobec --relocation-model=static a
+ * descriptor's address is an immediate.  What would add an instruction is kept out:
+ * the pops move the top once per entry (a single store of the last top, shared by
+ * `set` and `more`, would be sunk by LLVM into one block with a phi, which no longer
+ * folds), and `more` does not start as `set` does (LLVM would hoist their common code
+ * between the read of (t - 1)->wm and its compare).
  *
  * The block of the intrinsic call is split after it (cont gets the rest of the block);
  * cold blocks go to the end of the function.  Every new instruction has the debug
