@@ -120,13 +120,13 @@ static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
 
 /* ---- the stack's primitive changes ------------------------------------------------ */
 
-/* The array is full: folds the oldest half of its entries (at least one) into the
- * marker at entries[0], making it if there is none, and moves the rest down: k slots
- * free.  The marker keeps the oldest one's watermark (Note [The entries and their
- * sentinels]).  Half: a recursion deeper than the array then moves one entry per push,
- * where a quarter would move three. */
+/* The array is full: folds all but its newest quarter (at least one) into the marker
+ * at entries[0], making it if there is none, and moves the rest down: k slots free.
+ * The marker keeps the oldest one's watermark (Note [The entries and their
+ * sentinels]).  Three quarters: a recursion deeper than the array then moves a third
+ * of an entry per push (a half would move one, a quarter three). */
 static void drop_oldest(StrobeThreadStack *s) {
-  uint32_t n = depth(s), k = s->capacity / 2 > 0 ? s->capacity / 2 : 1;
+  uint32_t n = depth(s), k = s->capacity - (s->capacity / 4 > 0 ? s->capacity / 4 : 1);
   StrobeEntry *marker = &s->entries[0];
   uint64_t folded = k;
   if (!strobe_entry_is_dropped(marker)) { /* entries[0] becomes the marker: one more */

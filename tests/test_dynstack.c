@@ -902,30 +902,29 @@ static void test_ret_is_inclusive(void **state) {
 
 static void test_full_stack_drops_oldest(void **state) {
   (void)state;
-  fresh("capacity=4"); /* half of 4: two at a time */
+  fresh("capacity=4"); /* all but a quarter of 4: three at a time */
   const StrobeTickDesc *d[] = {&f1, &f2, &f3, &f4, &f5, &crash};
   for (int i = 0; i < 6; i++) TICK(*d[i], 0x1000 - 0x100 * (uintptr_t)i); /* recursion */
-  /* the fifth push folds f1 into the marker, and f2 and f3 (two slots free) */
-  EXPECT(E(crash, 0xb00), E(f5, 0xc00), E(f4, 0xd00), D(0x1000, 3));
+  /* the fifth push folds f1 into the marker, and f2, f3 and f4 (three slots free) */
+  EXPECT(E(crash, 0xb00), E(f5, 0xc00), D(0x1000, 4));
   const StrobeThreadStack *s = cur();
-  assert_int_equal(s->counters.drops, 3);
+  assert_int_equal(s->counters.drops, 4);
   int n;
   assert_string_equal(dump_text(0, &n), "#0 Main.crash at Crash.hs:12:3-20\n"
                                         "#1 T.f5 at T.hs:5:1-9\n"
-                                        "#2 T.f4 at T.hs:4:1-9\n"
-                                        "... 3 older entries dropped\n");
-  assert_int_equal(n, 3);
+                                        "... 4 older entries dropped\n");
+  assert_int_equal(n, 2);
 
   /* the live entries go; the dropped ones may still be live: the marker keeps the
    * oldest one's watermark */
   RET(0x0e00);
-  EXPECT(D(0x1000, 3));
-  assert_string_equal(dump_text(0, &n), "... 3 older entries dropped\n");
+  EXPECT(D(0x1000, 4));
+  assert_string_equal(dump_text(0, &n), "... 4 older entries dropped\n");
   assert_int_equal(n, 0);
   TICK(go_a, 0x0f00); /* pushes on them */
-  EXPECT(E(go_a, 0xf00), D(0x1000, 3));
+  EXPECT(E(go_a, 0xf00), D(0x1000, 4));
   POP(0x1000); /* not above them */
-  EXPECT(D(0x1000, 3));
+  EXPECT(D(0x1000, 4));
   POP(0x1001); /* everything, the dropped ones too, is finished */
   EXPECT_EMPTY();
   assert_string_equal(dump_text(0, &n), "");
@@ -942,48 +941,46 @@ static void test_full_stack_drops_oldest(void **state) {
   assert_true(strobe_entry_is_dropped(marker));
   assert_int_equal(marker->wm, 0x100000);
   assert_int_equal(marker->elided, 997);
-  assert_int_equal(s->counters.drops, 1000);
+  assert_int_equal(s->counters.drops, 1001);
   RET(0x100000); /* inclusive: the dropped ones too */
   EXPECT_EMPTY();
 }
 
-/* A full array drops its oldest half at once; the dropped ones count until a pop shows
- * them stale. */
-static void test_full_stack_drops_half(void **state) {
+/* A full array drops all but its newest quarter at once; the dropped ones count until
+ * a pop shows them stale. */
+static void test_full_stack_drops_three_quarters(void **state) {
   (void)state;
   fresh("capacity=8");
   for (uintptr_t i = 0; i < 8; i++) TICK(walk, 0x1000 - 16 * i);
   assert_int_equal(depth(), 8);
-  TICK(walk_let, 0x0f00); /* the ninth: 8/2 = 4 go, and the oldest becomes the marker */
+  TICK(walk_let, 0x0f00); /* the ninth: 8 - 8/4 = 6 go, and the oldest becomes the marker */
   const StrobeThreadStack *s = cur();
-  EXPECT(E(walk_let, 0xf00), E(walk, 0xf90), E(walk, 0xfa0), E(walk, 0xfb0), D(0x1000, 5));
-  assert_int_equal(s->counters.drops, 5);
-  assert_int_equal(s->entries[1].wm, 0xfb0); /* moved down */
+  EXPECT(E(walk_let, 0xf00), E(walk, 0xf90), D(0x1000, 7));
+  assert_int_equal(s->counters.drops, 7);
+  assert_int_equal(s->entries[1].wm, 0xf90); /* moved down */
   TICK(walk_x, 0x0f00); /* nested */
   TICK(walk_y, 0x0f00); /* a sibling replaces the top */
-  TICK(walk, 0x0e00);   /* the seventh and eighth */
-  TICK(walk, 0x0df0);
+  for (uintptr_t sp = 0x0e00; sp > 0x0dc0; sp -= 16) TICK(walk, sp); /* the fifth to eighth */
   assert_int_equal(depth(), 8);
-  TICK(walk_alt2_l, 0x0d00); /* full again: 4 more into the marker, still at 0x1000 */
-  EXPECT(E(walk_alt2_l, 0xd00), E(walk, 0xdf0), E(walk, 0xe00), E(walk_y, 0xf00), D(0x1000, 9));
-  assert_int_equal(s->counters.drops, 9);
+  TICK(walk_alt2_l, 0x0d00); /* full again: 6 more into the marker, still at 0x1000 */
+  EXPECT(E(walk_alt2_l, 0xd00), E(walk, 0xdd0), D(0x1000, 13));
+  assert_int_equal(s->counters.drops, 13);
   int n;
-  assert_string_equal(dump_text(0xe00, &n), "#0 Main.walk at Walk.hs:(1,1)-(9,40)\n"
-                                            "#1 Main.walk at Walk.hs:3:5-20\n"
-                                            "... 9 older entries dropped\n");
-  assert_int_equal(n, 2);
+  assert_string_equal(dump_text(0xdd0, &n), "#0 Main.walk at Walk.hs:(1,1)-(9,40)\n"
+                                            "... 13 older entries dropped\n");
+  assert_int_equal(n, 1);
 
   /* a pop that leaves the dropped ones alone leaves the marker */
   POP(0x0ff0);
-  EXPECT(D(0x1000, 9));
+  EXPECT(D(0x1000, 13));
   RET(0x0ff8);
-  EXPECT(D(0x1000, 9));
+  EXPECT(D(0x1000, 13));
   /* one above their watermark forgets them */
   RET(0x1000);
   EXPECT_EMPTY();
-  assert_int_equal(s->counters.drops, 9); /* the count stays */
+  assert_int_equal(s->counters.drops, 13); /* the count stays */
 
-  /* capacity 3: half rounds down to one */
+  /* capacity 3: a quarter rounds down to none, one is kept */
   fresh("capacity=3");
   for (uintptr_t i = 0; i < 5; i++) TICK(walk, 0x1000 - 16 * i);
   EXPECT(E(walk, 0xfc0), E(walk, 0xfd0), D(0x1000, 3));
@@ -1415,28 +1412,27 @@ static void test_inline_stops_at_a_full_array(void **state) {
   TICK(walk_x, 0x0ff0);   /* 3 */
   TICK(walk_case, 0x0fe0);
   EXPECT_SLOW_CALLS(before, 0, 0, 0);
-  TICK(walk_alt1, 0x0fe0); /* 2b, full */
+  TICK(walk_alt1, 0x0fe0); /* 2b, full: all but walk_alt1 go into the marker */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  EXPECT(E(walk_alt1, 0xfe0), E(walk_case, 0xfe0), D(0x1000, 3));
-  TICK(walk_alt2, 0x0fe0);   /* 2c then 2b: in walk_alt1's slot */
-  TICK(walk_alt2_l, 0x0fe0); /* 2b: the array is full again */
-  TICK(walk_alt2_r, 0x0fe0); /* 2c then 2b on a full array: in walk_alt2_l's slot, inline */
+  EXPECT(E(walk_alt1, 0xfe0), D(0x1000, 4));
+  TICK(walk_alt2, 0x0fe0);   /* 2c, then 3 on the marker (another depth): inline */
+  TICK(walk_alt2_l, 0x0fe0); /* 2b */
+  TICK(walk_alt2_r, 0x0fe0); /* 2c then 2b: in walk_alt2_l's slot */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  EXPECT(E(walk_alt2_r, 0xfe0), E(walk_alt2, 0xfe0), E(walk_case, 0xfe0), D(0x1000, 3));
-  TICK(walk_res, 0x0fe0); /* pops three, then rule 3 on the marker: inline */
-  EXPECT(E(walk_res, 0xfe0), D(0x1000, 3));
-  EXPECT_SLOW_CALLS(before, 1, 0, 0);
+  EXPECT(E(walk_alt2_r, 0xfe0), E(walk_alt2, 0xfe0), D(0x1000, 4));
+  TICK(walk_res, 0x0fe0); /* pops two, then rule 3 on the marker: inline */
+  EXPECT(E(walk_res, 0xfe0), D(0x1000, 4));
   TICK(crash, 0x0f00);
   TICK(crash, 0x0f00); /* the top again: inline */
-  TICK(level3, 0x0e00); /* full */
+  TICK(level3, 0x0e00); /* the array is full */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
   TICK(level2, 0x0d00); /* 3 on a full array */
   EXPECT_SLOW_CALLS(before, 2, 0, 0);
-  EXPECT(E(level2, 0xd00), E(level3, 0xe00), D(0x1000, 5));
+  EXPECT(E(level2, 0xd00), D(0x1000, 7));
   RET(0x0fe0); /* down to the marker, whose wm is 0x1000: inline */
-  EXPECT(D(0x1000, 5));
+  EXPECT(D(0x1000, 7));
   POP(0x1000); /* not above it */
-  EXPECT(D(0x1000, 5));
+  EXPECT(D(0x1000, 7));
   POP(0x1008); /* above it: inline too */
   EXPECT_EMPTY();
   EXPECT_SLOW_CALLS(before, 2, 0, 0);
@@ -2139,7 +2135,7 @@ static void test_stats(void **state) {
   StrobeStats second = thread_stats();
   assert_int_equal(second.ticks, 6);
   assert_int_equal(second.slow_ticks, 2); /* the first, and the one that dropped */
-  assert_int_equal(second.drops, 3);      /* 2, and the oldest, which became the marker */
+  assert_int_equal(second.drops, 4);      /* 3, and the oldest, which became the marker */
   assert_int_equal(second.tail_drops, 0);
   fresh("tail_limit=1");
   TICK(level2, 0x2000);
@@ -2307,7 +2303,7 @@ int main(void) {
       RULE_TEST(test_stack_chunks),
       RULE_TEST(test_ret_is_inclusive),
       RULE_TEST(test_full_stack_drops_oldest),
-      RULE_TEST(test_full_stack_drops_half),
+      RULE_TEST(test_full_stack_drops_three_quarters),
       RULE_TEST(test_small_capacity_is_raised),
       RULE_TEST(test_array_grows),
       RULE_TEST(test_inline_push_and_repeat),

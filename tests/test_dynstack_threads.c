@@ -49,22 +49,22 @@ enum {
   NTHREADS = 4,
   ITERATIONS = 20000,
   CAPACITY = 64,
-  RECURSION = 200, /* deeper than CAPACITY: 5 times full, 32 dropped each time, and */
-  DROPPED = 5 * CAPACITY / 2 + 1, /* the first time the oldest too (it becomes the marker) */
+  RECURSION = 200, /* deeper than CAPACITY: 3 times full, 48 dropped each time, and */
+  DROPPED = 3 * (CAPACITY - CAPACITY / 4) + 1, /* the first time the oldest too (the marker) */
 };
 
 /* The options the workers' stacks start with. */
 #define OPTIONS "capacity=64,tail_limit=1"
 
 /* What each worker counts (its thread's statistics, exact): the recursion's first tick
- * starts the stack and 5 of its pushes drop; its ret pops the marker of the dropped
+ * starts the stack and 3 of its pushes drop; its ret pops the marker of the dropped
  * entries inline.  Of the three tail calls two are slow, and one is elided.  Then
  * each iteration has 11 ticks, two of them slow (ping, which re-enters ping's frame,
  * from the second on; pong, a tail call). */
 enum { ITERATION_TICKS = 11 };
 static const StrobeStats expected = {
     .ticks = RECURSION + 3 + ITERATION_TICKS * (uint64_t)ITERATIONS,
-    .slow_ticks = 1 + 5 + 2 + 1 + 2 * ((uint64_t)ITERATIONS - 1),
+    .slow_ticks = 1 + 3 + 2 + 1 + 2 * ((uint64_t)ITERATIONS - 1),
     .slow_pops = 0,
     .slow_rets = 0,
     .drops = DROPPED,

@@ -128,8 +128,8 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
        else folds the oldest entries into one (below).
      - Nothing but the sentinels is ever below entries[0], so an inline pop never
        looks at the base: it stops there.
-   The dropped entries: when the array is full, the oldest half of the entries (at
-   least one) is folded into a marker at entries[0], the rest moving down.  The
+   The dropped entries: when the array is full, all but its newest quarter (at least
+   one entry) is folded into a marker at entries[0], the rest moving down.  The
    marker is an entry like the others, with desc = &strobe_dynstack_dropped_desc (kind
    STROBE_TICK_DROPPED), wm = the oldest folded entry's watermark and elided = how
    many entries it stands for; a later fold adds to it.  It goes when a pop shows its
