@@ -236,9 +236,11 @@ const char *rt_prof_symbol_label(const char *symbol, const char *const *modules,
   char name[256];
   zdecode(symbol, head, name, sizeof name);
   if (head > 0 && symbol[head] == '_' && symbol[0] >= 'A' && symbol[0] <= 'Z') {
-    /* A module of the program's own unit (no unit prefix) */
+    /* A module of the program's own unit (no unit prefix); `ZCMain` is `:Main`, the
+       program's entry (`ZCMain_main_info`), which GHC puts in Main's object */
+    const char *module = strncmp(name, "ZC", 2) == 0 ? name + 2 : name;
     for (size_t i = 0; i < nmodules; i++)
-      if (strcmp(modules[i], name) == 0) return NULL;
+      if (strcmp(modules[i], module) == 0) return NULL;
     snprintf(buf, bufsize, "[main]");
     return buf;
   }
@@ -262,12 +264,7 @@ const char *rt_prof_symbol_label(const char *symbol, const char *const *modules,
 
 /* ---- the process's profiler ------------------------------------------------------- */
 
-typedef struct Range {
-  uintptr_t lo;
-  uint32_t cls;
-  uint32_t prio; /* while building: at one address, the lowest wins (a symbol, then a
-                    section's start, then a section's end) */
-} Range;
+typedef RtProfSym Range;
 
 static struct {
   int started;            /* rt_profile_start ran (under start_lock) */
@@ -314,7 +311,7 @@ typedef struct Ranges {
   size_t n, cap;
 } Ranges;
 
-static void add_range(Ranges *rs, uintptr_t lo, uint32_t cls, uint32_t prio) {
+static void add_range(Ranges *rs, uintptr_t lo, uint32_t cls, uint32_t prio, int32_t group) {
   if (rs->n == rs->cap) {
     size_t c = rs->cap ? rs->cap * 2 : 1024;
     Range *r = realloc(rs->r, c * sizeof *r);
@@ -322,13 +319,44 @@ static void add_range(Ranges *rs, uintptr_t lo, uint32_t cls, uint32_t prio) {
     rs->r = r;
     rs->cap = c;
   }
-  rs->r[rs->n++] = (Range){lo, cls, prio};
+  rs->r[rs->n++] = (Range){lo, cls, prio, group};
 }
 
 static int compare_ranges(const void *a, const void *b) {
   const Range *x = a, *y = b;
   if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
   return x->prio < y->prio ? -1 : x->prio > y->prio;
+}
+
+void rt_prof_resolve_locals(RtProfSym *syms, size_t n, const uintptr_t *code, size_t ncode) {
+  /* instrumented code: the symbol each code address lies in (the last one at or
+     before it) */
+  for (size_t k = 0; k < ncode; k++) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (syms[mid].lo <= code[k]) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0 && syms[lo - 1].cls == RT_PROF_UNRESOLVED && syms[lo - 1].prio == 0)
+      syms[lo - 1].cls = RT_PROF_INSTRUMENTED;
+  }
+  /* the others, a run of unresolved entries at a time, between `before` and `after` */
+  for (size_t i = 0; i < n;) {
+    if (syms[i].cls != RT_PROF_UNRESOLVED) {
+      i++;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && syms[j].cls == RT_PROF_UNRESOLVED) j++;
+    const RtProfSym *before = i > 0 ? &syms[i - 1] : NULL, *after = j < n ? &syms[j] : NULL;
+    for (size_t k = i; k < j; k++) {
+      int32_t g = syms[k].group;
+      bool next = g >= 0 && after && after->group == g && !(before && before->group == g);
+      syms[k].cls = next ? after->cls : before ? before->cls : RT_PROF_RTS;
+    }
+    i = j;
+  }
 }
 
 /* The instrumented modules: those of the program's tick descriptors. */
@@ -382,6 +410,7 @@ static void exe_ranges(Ranges *rs, uintptr_t bias) {
     return;
   }
   const Elf64_Shdr *sh = (const void *)(base + eh->e_shoff);
+  int32_t group = 0; /* the STT_FILE symbols seen: a local symbol's object */
   size_t nmods = 0;
   const char **mods = instrumented_modules(&nmods);
   for (unsigned i = 0; i < eh->e_shnum; i++) {
@@ -395,29 +424,37 @@ static void exe_ranges(Ranges *rs, uintptr_t bias) {
     size_t nsyms = sh[i].sh_size / sizeof *syms;
     for (size_t k = 0; k < nsyms; k++) {
       const Elf64_Sym *y = &syms[k];
+      if (ELF64_ST_TYPE(y->st_info) == STT_FILE) {
+        group++;
+        continue;
+      }
       if (y->st_shndx == SHN_UNDEF || y->st_shndx >= eh->e_shnum || y->st_value == 0 ||
           y->st_name >= str->sh_size || !(sh[y->st_shndx].sh_flags & SHF_EXECINSTR))
         continue;
       int type = ELF64_ST_TYPE(y->st_info);
       if (type != STT_FUNC && type != STT_NOTYPE && type != STT_OBJECT) continue;
-      /* A local symbol (a static C function, a block of a Haskell procedure: strobec's
-         `block_c3ra_info`, `sat_s3nf_info`) stays in the range of the global one
-         before it, which its object's code usually follows. */
-      if (ELF64_ST_BIND(y->st_info) == STB_LOCAL) continue;
       const char *name = strs + y->st_name;
       if (!*name || name[0] == '.' || name[0] == '$') continue;
+      /* A local symbol (a static C function; a Haskell binding the module does not
+         export, `zdwgo1_r4c0_info`; a procedure's continuation or thunk,
+         `block_c3ra_info`, `sat_s3nf_info`) names no module: rt_prof_resolve_locals
+         gives it its class. */
+      if (ELF64_ST_BIND(y->st_info) == STB_LOCAL) {
+        add_range(rs, (uintptr_t)y->st_value + bias, RT_PROF_UNRESOLVED, 0, group);
+        continue;
+      }
       char buf[128];
       const char *label = rt_prof_symbol_label(name, mods, nmods, buf, sizeof buf);
       add_range(rs, (uintptr_t)y->st_value + bias,
-                label ? class_of_name(label) : RT_PROF_INSTRUMENTED, 0);
+                label ? class_of_name(label) : RT_PROF_INSTRUMENTED, 0, -1);
     }
   }
   /* The code sections themselves: code before a section's first symbol is the RTS's,
      past the last section is a library's. */
   for (unsigned i = 0; i < eh->e_shnum; i++) {
     if (!(sh[i].sh_flags & SHF_EXECINSTR) || !(sh[i].sh_flags & SHF_ALLOC)) continue;
-    add_range(rs, (uintptr_t)sh[i].sh_addr + bias, RT_PROF_RTS, 1);
-    add_range(rs, (uintptr_t)(sh[i].sh_addr + sh[i].sh_size) + bias, RT_PROF_LIB, 2);
+    add_range(rs, (uintptr_t)sh[i].sh_addr + bias, RT_PROF_RTS, 1, -1);
+    add_range(rs, (uintptr_t)(sh[i].sh_addr + sh[i].sh_size) + bias, RT_PROF_LIB, 2, -1);
   }
   for (size_t j = 0; j < nmods; j++) free((void *)mods[j]);
   free(mods);
@@ -439,8 +476,8 @@ static int lib_ranges(struct dl_phdr_info *info, size_t size, void *data) {
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *p = &info->dlpi_phdr[i];
     if (p->p_type != PT_LOAD || !(p->p_flags & PF_X)) continue;
-    add_range(rs, info->dlpi_addr + p->p_vaddr, cls, 1);
-    add_range(rs, info->dlpi_addr + p->p_vaddr + p->p_memsz, RT_PROF_LIB, 2);
+    add_range(rs, info->dlpi_addr + p->p_vaddr, cls, 1, -1);
+    add_range(rs, info->dlpi_addr + p->p_vaddr + p->p_memsz, RT_PROF_LIB, 2, -1);
   }
   return 0;
 }
@@ -461,6 +498,14 @@ static void build_ranges(void) {
   exe_ranges(&rs, bias);
   dl_iterate_phdr(lib_ranges, &rs);
   qsort(rs.r, rs.n, sizeof *rs.r, compare_ranges);
+  /* The local symbols' classes, from the code addresses of the tick descriptors */
+  size_t ndescs = 0, ncode = 0;
+  const StrobeTickDesc *d = strobe_tick_descs(&ndescs);
+  uintptr_t *code = malloc((ndescs ? ndescs : 1) * sizeof *code);
+  for (size_t i = 0; code && i < ndescs; i++)
+    if (d[i].code) code[ncode++] = (uintptr_t)d[i].code;
+  rt_prof_resolve_locals(rs.r, rs.n, code, ncode);
+  free(code);
   /* One range per address (the lowest prio), then runs of one class merged. */
   size_t m = 0;
   for (size_t i = 0; i < rs.n; i++) {
@@ -630,8 +675,9 @@ void rt_profile_start(const StrobeOptions *o) {
     __atomic_store_n(&prof.on, 0, __ATOMIC_RELEASE);
     return;
   }
-  long us = 1000000L / (long)o->profile_rate;
-  struct itimerval every = {.it_interval = {0, us}, .it_value = {0, us}};
+  long us = 1000000L / (long)o->profile_rate; /* 1 s at most: tv_usec stays below 1e6 */
+  struct timeval period = {.tv_sec = us / 1000000, .tv_usec = us % 1000000};
+  struct itimerval every = {.it_interval = period, .it_value = period};
   if (setitimer(ITIMER_PROF, &every, NULL) != 0) {
     fprintf(stderr, "strobe: not profiling: setitimer: %s\n", strerror(errno));
     __atomic_store_n(&prof.on, 0, __ATOMIC_RELEASE);

@@ -121,6 +121,53 @@ static void test_symbol_labels(void **state) {
                       "[rts]");
   assert_string_equal(rt_prof_symbol_label("evacuate", mods, 2, buf, sizeof buf), "[rts]");
   assert_string_equal(rt_prof_symbol_label("rts_evalIO", mods, 2, buf, sizeof buf), "[rts]");
+  /* `:Main.main`, the program's entry, is of Main's object */
+  assert_null(rt_prof_symbol_label("ZCMain_main_info", mods, 2, buf, sizeof buf));
+  const char *other[] = {"Data.Tree"};
+  assert_string_equal(rt_prof_symbol_label("ZCMain_main_info", other, 1, buf, sizeof buf),
+                      "[main]");
+}
+
+/* Local symbols get their classes from the code addresses of the tick descriptors and
+ * from their neighbours (rt_prof_resolve_locals). */
+static void test_resolve_locals(void **state) {
+  (void)state;
+  enum { U = RT_PROF_UNRESOLVED, BASE = RT_PROF_FIRST_NAMED };
+  RtProfSym s[] = {
+      {0x100, RT_PROF_RTS, 0, -1},  /* _start (global) */
+      {0x110, U, 0, 1},             /* crt's frame_dummy: the RTS before it */
+      {0x200, U, 0, 2},             /* sat_s1_info, Main's first code: Main's */
+      {0x240, U, 0, 2},             /* block_c1_info: Main's */
+      {0x280, U, 0, 2},             /* $wgo1_r1_info, holding a descriptor's code */
+      {0x300, U, 0, 2},             /* block_c2_info, after it */
+      {0x380, RT_PROF_INSTRUMENTED, 0, -1}, /* Main_main1_info (global) */
+      {0x400, U, 0, 2},             /* lvl_r2_info: the global before it, Main's */
+      {0x500, BASE, 0, -1},         /* base_GHCziList_..._info */
+      {0x540, U, 0, 2},             /* a local of another object in the same group, no
+                                       resolved entry of its group after it: base's */
+      {0x600, RT_PROF_LIB, 2, -1},  /* the section's end */
+  };
+  const uintptr_t code[] = {0x2a0, 0x900};
+  rt_prof_resolve_locals(s, sizeof s / sizeof *s, code, 2);
+  const uint32_t want[] = {RT_PROF_RTS, RT_PROF_RTS, RT_PROF_INSTRUMENTED,
+                           RT_PROF_INSTRUMENTED, RT_PROF_INSTRUMENTED, RT_PROF_INSTRUMENTED,
+                           RT_PROF_INSTRUMENTED, RT_PROF_INSTRUMENTED, BASE, BASE,
+                           RT_PROF_LIB};
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) assert_int_equal(s[i].cls, want[i]);
+  /* an uninstrumented object's locals (no code address) after another's: their own
+     global's class when it follows, else the one before */
+  RtProfSym t[] = {
+      {0x100, RT_PROF_INSTRUMENTED, 0, -1}, {0x180, U, 0, 3}, {0x200, U, 0, 4},
+      {0x240, RT_PROF_MAIN, 0, -1},         {0x280, U, 0, 4},
+  };
+  rt_prof_resolve_locals(t, 5, NULL, 0);
+  assert_int_equal(t[1].cls, RT_PROF_INSTRUMENTED);
+  assert_int_equal(t[2].cls, RT_PROF_INSTRUMENTED); /* a global is of no group */
+  assert_int_equal(t[4].cls, RT_PROF_MAIN);
+  /* nothing before: the RTS */
+  RtProfSym u[] = {{0x100, U, 0, 0}};
+  rt_prof_resolve_locals(u, 1, NULL, 0);
+  assert_int_equal(u[0].cls, RT_PROF_RTS);
 }
 
 static void test_options(void **state) {
@@ -143,7 +190,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_and_merges), cmocka_unit_test(test_bounded),
       cmocka_unit_test(test_frame_names_are_words), cmocka_unit_test(test_symbol_labels),
-      cmocka_unit_test(test_options),
+      cmocka_unit_test(test_resolve_locals), cmocka_unit_test(test_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
