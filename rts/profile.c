@@ -43,8 +43,10 @@ _Thread_local volatile int rt_profile_in_gc;
 
 /* ---- the table -------------------------------------------------------------------- */
 
+/* The memory: nslots slots of stride bytes, then the used index (nslots uint32_t). */
 size_t rt_prof_table_bytes(uint32_t nslots, uint32_t max_depth) {
-  return (size_t)nslots * (sizeof(RtProfSlot) + (size_t)max_depth * sizeof(const char *));
+  return (size_t)nslots * (sizeof(RtProfSlot) + (size_t)max_depth * sizeof(const char *) +
+                           sizeof(uint32_t));
 }
 
 void rt_prof_table_init(RtProfTable *t, void *mem, uint32_t nslots, uint32_t max_depth) {
@@ -52,6 +54,8 @@ void rt_prof_table_init(RtProfTable *t, void *mem, uint32_t nslots, uint32_t max
   t->nslots = nslots;
   t->max_depth = max_depth;
   t->stride = sizeof(RtProfSlot) + (size_t)max_depth * sizeof(const char *);
+  t->used = (uint32_t *)(void *)(t->slots + (size_t)nslots * t->stride);
+  t->nused = 0;
   t->lost = 0;
 }
 
@@ -74,12 +78,16 @@ bool rt_prof_add(RtProfTable *t, const char *const *frames, uint32_t n, uint16_t
   if (t->nslots == 0 || n > t->max_depth) goto lost;
   uint32_t at = (uint32_t)(h % t->nslots);
   for (uint32_t probe = 0; probe < PROBES && probe < t->nslots; probe++) {
-    RtProfSlot *s = slot_at(t, (at + probe) % t->nslots);
+    uint32_t i = (at + probe) % t->nslots;
+    RtProfSlot *s = slot_at(t, i);
     uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
     if (st == 0) {
       uint64_t expected = 0;
       if (__atomic_compare_exchange_n(&s->state, &expected, 1, false, __ATOMIC_ACQUIRE,
                                       __ATOMIC_RELAXED)) {
+        /* the slot is claimed once: the writer reads the claimed ones only */
+        uint32_t k = __atomic_fetch_add(&t->nused, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->used[k], i + 1, __ATOMIC_RELAXED);
         s->depth = n;
         s->leaf = leaf;
         s->flags = flags;
@@ -138,12 +146,17 @@ static bool append(char **buf, size_t *len, size_t *cap, const char *s) {
 }
 
 long rt_prof_write_folded(const RtProfTable *t, FILE *out, const char *const *leaf_names) {
-  Line *lines = calloc((size_t)t->nslots + 1, sizeof *lines);
+  /* The claimed slots only (used): the table's untouched pages stay untouched. */
+  uint32_t nused = __atomic_load_n(&t->nused, __ATOMIC_ACQUIRE);
+  if (nused > t->nslots) nused = t->nslots;
+  Line *lines = calloc((size_t)nused + 1, sizeof *lines);
   if (!lines) return -1;
   size_t n = 0;
   bool ok = true;
-  for (uint32_t i = 0; i < t->nslots && ok; i++) {
-    const RtProfSlot *s = slot_at(t, i);
+  for (uint32_t k = 0; k < nused && ok; k++) {
+    uint32_t i = __atomic_load_n(&t->used[k], __ATOMIC_RELAXED);
+    if (i == 0) continue; /* claimed by a handler that had not written it yet */
+    const RtProfSlot *s = slot_at(t, i - 1);
     uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
     if (st < 2 || s->count == 0) continue;
     char *buf = NULL;

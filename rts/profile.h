@@ -50,13 +50,16 @@ typedef struct RtProfTable {
   unsigned char *slots; /* nslots of stride bytes */
   uint32_t nslots, max_depth;
   size_t stride;
+  uint32_t *used;  /* the claimed slots' indices + 1, in the order claimed (nused) */
+  uint32_t nused;
   uint64_t lost; /* samples no slot was found for */
 } RtProfTable;
 
 /* The bytes a table of nslots slots of max_depth frames needs. */
 size_t rt_prof_table_bytes(uint32_t nslots, uint32_t max_depth);
 
-/* Makes a table in mem (rt_prof_table_bytes of it, zeroed, 8-aligned). */
+/* Makes a table in mem (rt_prof_table_bytes of it, zeroed, 8-aligned): the slots, then
+ * the index of the claimed ones, which the writer reads instead of every slot. */
 void rt_prof_table_init(RtProfTable *t, void *mem, uint32_t nslots, uint32_t max_depth);
 
 /* Counts one sample of frames[0..n) (root first, n <= max_depth) with leaf and flags.

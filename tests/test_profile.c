@@ -89,6 +89,33 @@ static void test_bounded(void **state) {
   drop(tb);
 }
 
+/* The writer reads the slots that samples claimed (the table's used index), not every
+ * slot: the pages of the others are never touched. */
+static void test_writes_claimed_slots_only(void **state) {
+  (void)state;
+  Table *tb = table(64, 4);
+  const char *fr[] = {f_main, f_a};
+  for (int i = 0; i < 3; i++) assert_true(rt_prof_add(&tb->t, fr, 2, 0, 0));
+  assert_int_equal(tb->t.nused, 1);
+  /* a slot no sample claimed, made to look full: not written */
+  for (uint32_t i = 0; i < tb->t.nslots; i++) {
+    RtProfSlot *s = (RtProfSlot *)(void *)(tb->t.slots + (size_t)i * tb->t.stride);
+    if (s->state == 0) {
+      s->state = 6;
+      s->count = 9;
+      s->depth = 1;
+      s->frames[0] = f_b;
+      break;
+    }
+  }
+  long lines;
+  char *text = folded(&tb->t, &lines);
+  assert_string_equal(text, "Main.main;Main.a 3\n");
+  assert_int_equal(lines, 1);
+  free(text);
+  drop(tb);
+}
+
 static void test_frame_names_are_words(void **state) {
   (void)state;
   Table *tb = table(8, 4);
@@ -189,6 +216,7 @@ static void test_options(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_and_merges), cmocka_unit_test(test_bounded),
+      cmocka_unit_test(test_writes_claimed_slots_only),
       cmocka_unit_test(test_frame_names_are_words), cmocka_unit_test(test_symbol_labels),
       cmocka_unit_test(test_resolve_locals), cmocka_unit_test(test_options),
   };
