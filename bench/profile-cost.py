@@ -14,11 +14,14 @@
 #   prof    ghc -O1 -prof -fprof-auto            (Debian's ghc-prof), run with +RTS -p
 #   strobe  strobe-ghc -O1 --instrument='*'
 # and runs, RUNS rounds of one run each (the variants of a program one after the other
-# in every round, so that a change in the machine's speed touches them all alike):
+# in every round, so that a change in the machine's speed touches them all alike, each
+# round starting at the next variant of this list):
 #   ghc, prof (+RTS -p),
 #   strobe without STROBE_OPTIONS,
 #   strobe with STROBE_OPTIONS=profile=FILE (the default rate, 99 Hz),
-#   strobe with STROBE_OPTIONS=profile=FILE,profile_rate=$HIGH_RATE (default 999).
+#   strobe with STROBE_OPTIONS=profile=FILE,profile_rate=$HIGH_RATE (default 999),
+#   strobe without STROBE_OPTIONS again: the same runs as the first, whose "overhead"
+#   is the measurement's noise on this machine at this time.
 # Every run's standard output must be NAME.stdout.txt and its status 0; every profiled
 # run must write its profile.  Of each variant it keeps the best wall time (the time from
 # spawning the process to reaping it) and, separately, the best CPU time (user + system,
@@ -26,7 +29,7 @@
 #
 # Table 1, the cost of sampling: the profiled runs' best times against the unprofiled
 # run's, per program and their geometric mean; target: at most 5% at the default rate
-# (wall and CPU).  The samples per run and per CPU second show the rate obtained (the
+# (wall and CPU), beside the noise (the unprofiled runs again).  The samples per run and per CPU second show the rate obtained (the
 # kernel's CPU-time timers fire at its clock tick, so a high rate gets about that).
 #
 # Table 2, the cost of each build: best wall time against ghc -O1's.
@@ -56,7 +59,7 @@
 # its binding and the other tool's share of that binding (-prof: the %time of all the
 # binding's cost centres; strobe: the self time of all the functions mapped to it).
 #
-# Environment: RUNS (rounds, default 10), HIGH_RATE (default 999), BUILD (strobe's build
+# Environment: RUNS (rounds, default 15), HIGH_RATE (default 999), BUILD (strobe's build
 # tree, default build), GHC (default ghc), STROBE_CORPUS, KEEP=1 keeps the build
 # directory (its path is printed), RESULTS=FILE saves the measurements as JSON,
 # REPLAY=FILE prints the tables from such a file without measuring.
@@ -75,7 +78,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.abspath(os.environ.get("BUILD", os.path.join(ROOT, "build")))
 GHC = os.environ.get("GHC", "ghc")
-RUNS = int(os.environ.get("RUNS", "10"))
+RUNS = int(os.environ.get("RUNS", "15"))
 HIGH_RATE = int(os.environ.get("HIGH_RATE", "999"))
 CORPUS = os.environ.get("STROBE_CORPUS", os.path.join(ROOT, "..", "shared", "corpus", "ghc902"))
 SCALED = os.path.join(os.path.abspath(CORPUS), "scaled")
@@ -96,6 +99,7 @@ VARIANTS = [
     ("strobe", "strobe", [], None),
     ("strobe+99", "strobe", [], "profile=%s"),
     ("strobe+high", "strobe", [], "profile=%%s,profile_rate=%d" % HIGH_RATE),
+    ("strobe-again", "strobe", [], None),
 ]
 
 
@@ -374,7 +378,8 @@ def measure(progs, tmp):
     for rnd in range(RUNS):
         print("round %d of %d" % (rnd + 1, RUNS), flush=True)
         for prog in progs:
-            for v, b, args, opts in VARIANTS:
+            k = rnd % len(VARIANTS)  # each round starts at another variant
+            for v, b, args, opts in VARIANTS[k:] + VARIANTS[:k]:
                 exe = exes[prog, b]
                 path = None
                 if opts:
@@ -438,17 +443,22 @@ def report(res):
 
     print("\n1. The cost of sampling: strobe-ghc -O1 --instrument='*', run without "
           "STROBE_OPTIONS and with profile=FILE")
-    print("   best of %d runs each; +wall and +cpu against the run without a profile; "
-          "samples: per run, and per CPU second" % res["runs"])
-    print("%-10s %9s %9s | %-36s | %-36s" % ("", "no profile", "", "profile_rate=99 (the default)",
-                                            "profile_rate=%d" % res["high_rate"]))
-    print("%-10s %9s %9s | %7s %7s %7s %6s %5s | %7s %7s %7s %6s %5s" % (
-        "program", "wall s", "cpu s", "+wall", "+ms", "+cpu", "smp", "/s",
+    print("   best of %d runs each; +wall and +cpu against the runs without a profile; "
+          "noise: those runs again;" % res["runs"])
+    print("   +ms: wall time added; smp: samples per run; /s: samples per CPU second")
+    print("%-10s %9s %9s | %-15s | %-36s | %-36s" % (
+        "", "no profile", "", "noise", "profile_rate=99 (the default)",
+        "profile_rate=%d" % res["high_rate"]))
+    print("%-10s %9s %9s | %7s %7s | %7s %7s %7s %6s %5s | %7s %7s %7s %6s %5s" % (
+        "program", "wall s", "cpu s", "+wall", "+cpu", "+wall", "+ms", "+cpu", "smp", "/s",
         "+wall", "+ms", "+cpu", "smp", "/s"))
-    ratios = {"99w": [], "99c": [], "hw": [], "hc": []}
+    ratios = {"99w": [], "99c": [], "hw": [], "hc": [], "nw": [], "nc": []}
     for p in progs:
         w0, c0 = T(p, "strobe")
-        line = "%-10s %9.3f %9.3f" % (p, w0, c0)
+        wn, cn = T(p, "strobe-again")
+        ratios["nw"].append(wn / w0)
+        ratios["nc"].append(cn / c0)
+        line = "%-10s %9.3f %9.3f | %7s %7s" % (p, w0, c0, pct(wn / w0 - 1), pct(cn / c0 - 1))
         for v, key, sk, ck in (("strobe+99", "99", "samples99", "cpu99"),
                                ("strobe+high", "h", "sampleshigh", "cpuhigh")):
             w, c = T(p, v)
@@ -461,9 +471,9 @@ def report(res):
                                                       pct(c / c0 - 1), n, rate)
         print(line + ("   (*)" if p in res["notes"] else ""))
     g = {k: gmean(v) for k, v in ratios.items()}
-    print("%-10s %9s %9s | %7s %7s %7s %6s %5s | %7s %7s %7s" % (
-        "geomean", "", "", pct(g["99w"] - 1), "", pct(g["99c"] - 1), "", "",
-        pct(g["hw"] - 1), "", pct(g["hc"] - 1)))
+    print("%-10s %9s %9s | %7s %7s | %7s %7s %7s %6s %5s | %7s %7s %7s" % (
+        "geomean", "", "", pct(g["nw"] - 1), pct(g["nc"] - 1), pct(g["99w"] - 1), "",
+        pct(g["99c"] - 1), "", "", pct(g["hw"] - 1), "", pct(g["hc"] - 1)))
     for p, note in sorted(res["notes"].items()):
         print("(*) %s: %s; its samples measure the timer and the handler alone" % (p, note))
     worst = max(ratios["99w"] + ratios["99c"])
@@ -526,8 +536,8 @@ def report(res):
               "left out%s" % (p, ticks, res["runs"], allsamples, res["runs"],
                               100 * gc / allsamples if allsamples else 0,
                               "; (*) " + res["notes"][p] if p in res["notes"] else ""))
-        print("    %-44s | %-46s" % ("-prof +RTS -p", "strobe"))
-        print("    %6s  %-20s %-10s %5s | %6s  %-22s %-10s %5s" % (
+        print("    %-47s | %-49s" % ("-prof +RTS -p", "strobe"))
+        print("    %6s  %-20s %-13s %5s | %6s  %-22s %-13s %5s" % (
             "%time", "cost centre", "binding", "other", "self%", "function", "binding",
             "other"))
         gtop = [r for r in ghc_rows if r[0] > 0][:TOP]
@@ -537,15 +547,15 @@ def report(res):
             if i < len(gtop):
                 share, name, cc, m = gtop[i]
                 b = "%s.%s" % (m, cc.split(".")[0])
-                left = "%6.1f  %-20s %-10s %5s" % (share, name, b.split(".", 1)[1],
+                left = "%6.1f  %-20s %-13s %5s" % (share, name, b.split(".", 1)[1],
                                                    "%.1f" % s_by_binding.get(b, 0))
             if i < len(stop):
                 share, fn = stop[i]
                 b = s_binding[fn]
-                right = "%6.1f  %-22s %-10s %5s" % (
+                right = "%6.1f  %-22s %-13s %5s" % (
                     share, fn, b.split(".", 1)[1] if b else "?",
                     "%.1f" % ghc_by_binding.get(b, 0) if b else "-")
-            print("  %d %-44s | %s" % (i + 1, left, right))
+            print("  %d %-47s | %s" % (i + 1, left, right))
         sp = ", ".join("%s %.1f%%" % (fn, s) for s, fn in st["strobe_prof"])
         print("    strobe-prof's own top %d (self%%, [gc] and leaves as printed): %s" % (TOP, sp))
         g5 = []
