@@ -94,6 +94,11 @@ typedef struct RtProfSym {
 
 #define RT_PROF_UNRESOLVED UINT32_MAX
 
+/* Sorts syms[0..n) by address, then prio, as two sorted parts merged: syms[0..nexe)
+ * (the executable's entries) and syms[nexe..n) (the libraries'); any order within
+ * each part. */
+void rt_prof_sort_syms(RtProfSym *syms, size_t nexe, size_t n);
+
 /* Gives every RT_PROF_UNRESOLVED entry of syms[0..n) (sorted by address, then prio) a
  * class.  An entry whose symbol holds one of code[0..ncode) (instrumented code: the
  * tick descriptors' code addresses) is instrumented code.  Any other takes the class of

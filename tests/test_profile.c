@@ -197,6 +197,41 @@ static void test_resolve_locals(void **state) {
   assert_int_equal(u[0].cls, RT_PROF_RTS);
 }
 
+static int by_address(const void *a, const void *b) {
+  const RtProfSym *x = a, *y = b;
+  if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
+  return x->prio < y->prio ? -1 : x->prio > y->prio;
+}
+
+/* The code map's sort (a radix sort of two parts, merged) orders as qsort does, equal
+ * addresses by prio; the executable's part and the libraries' may interleave. */
+static void test_sort_syms(void **state) {
+  (void)state;
+  enum { N = 3000, NEXE = 2600 };
+  RtProfSym *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
+  uint64_t x = 88172645463325252u;
+  for (int round = 0; round < 4; round++) {
+    for (size_t i = 0; i < N; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift */
+      uintptr_t lo = i < NEXE ? 0x400000 + (x % (round == 3 ? 64 : 0x100000))
+                              : (round & 1 ? 0x7f0000000000 + (x >> 20) : 0x401000 + x % 4096);
+      a[i] = (RtProfSym){lo & ~(uintptr_t)round, (uint32_t)i, (uint32_t)(x >> 40) % 3, -1};
+    }
+    memcpy(b, a, N * sizeof *a);
+    rt_prof_sort_syms(a, NEXE, N);
+    qsort(b, N, sizeof *b, by_address);
+    for (size_t i = 0; i < N; i++) {
+      assert_int_equal(a[i].lo, b[i].lo);
+      assert_int_equal(a[i].prio, b[i].prio);
+    }
+  }
+  RtProfSym one = {5, 0, 0, -1};
+  rt_prof_sort_syms(&one, 1, 1);
+  rt_prof_sort_syms(NULL, 0, 0);
+  free(a);
+  free(b);
+}
+
 static void test_options(void **state) {
   (void)state;
   StrobeOptions o;
@@ -218,7 +253,8 @@ int main(void) {
       cmocka_unit_test(test_counts_and_merges), cmocka_unit_test(test_bounded),
       cmocka_unit_test(test_writes_claimed_slots_only),
       cmocka_unit_test(test_frame_names_are_words), cmocka_unit_test(test_symbol_labels),
-      cmocka_unit_test(test_resolve_locals), cmocka_unit_test(test_options),
+      cmocka_unit_test(test_resolve_locals), cmocka_unit_test(test_sort_syms),
+      cmocka_unit_test(test_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
