@@ -32,6 +32,12 @@
 # (wall and CPU), beside the noise (the unprofiled runs again).  The samples per run and per CPU second show the rate obtained (the
 # kernel's CPU-time timers fire at its clock tick, so a high rate gets about that).
 #
+# Then the fixed cost of a profile, what a run pays whatever its length (the start reads
+# the executable's symbol table into a sorted code map, the end writes the file): a
+# program that does next to nothing (`print (sum [1 .. 1000])`, strobe-ghc -O1
+# --instrument='*'), run 20 * RUNS times without STROBE_OPTIONS and with profile=FILE,
+# alternately: the difference of the best and of the median wall and CPU times.
+#
 # Table 2, the cost of each build: best wall time against ghc -O1's.
 #
 # Table 3, the top five functions by self time, side by side:
@@ -354,6 +360,38 @@ def strobe_prof_top(path, n):
 
 # ---- main ----------------------------------------------------------------------------
 
+TRIVIAL = "main :: IO ()\nmain = print (sum [1 .. 1000 :: Int])\n"
+
+
+def fixed_cost(tmp):
+    """The trivial program's best and median times, without and with a profile."""
+    d = os.path.join(tmp, "trivial")
+    os.makedirs(d)
+    with open(os.path.join(d, "Trivial.hs"), "w") as f:
+        f.write(TRIVIAL)
+    cmd = BUILDS["strobe"]() + ["-outputdir", "o", "-o", "trivial", "Trivial.hs"]
+    print("+ (cd %s && %s)" % (d, " ".join(cmd)), flush=True)
+    r = subprocess.run(cmd, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.stderr.write(r.stderr)
+        return None
+    exe, expected = os.path.join(d, "trivial"), b"500500\n"
+    times = {"none": [], "profile": []}
+    for i in range(20 * RUNS):
+        for v in ("none", "profile") if i % 2 == 0 else ("profile", "none"):
+            opts = "profile=%s" % os.path.join(d, "t.folded") if v == "profile" else None
+            wall, cpu, err = run_once(exe, [], opts, expected)
+            if err:
+                print("trivial/%s: %s" % (v, err), file=sys.stderr)
+                return None
+            times[v].append((wall, cpu))
+    out = {}
+    for v, xs in times.items():
+        w, c = sorted(x[0] for x in xs), sorted(x[1] for x in xs)
+        out[v] = {"wall": [w[0], w[len(w) // 2]], "cpu": [c[0], c[len(c) // 2]], "n": len(xs)}
+    return out
+
+
 def measure(progs, tmp):
     res = {"progs": progs, "runs": RUNS, "high_rate": HIGH_RATE, "time": {}, "notes": {},
            "samples99": {}, "cpu99": {}, "sampleshigh": {}, "cpuhigh": {}, "prof": {},
@@ -416,6 +454,9 @@ def measure(progs, tmp):
         key = "samples99" if v == "strobe+99" else "sampleshigh"
         res[key][prog] = [x[0] for x in xs]
         res["cpu99" if v == "strobe+99" else "cpuhigh"][prog] = [x[1] for x in xs]
+    res["fixed"] = fixed_cost(tmp)
+    if res["fixed"] is None:
+        status = 1
     for prog in progs:
         res["prof"][prog]["ticks"] = prof_total[prog]
         res["prof"][prog]["rows"] = [[k[0], k[1], k[2], t] for k, t in prof_ticks[prog].items()]
@@ -482,6 +523,19 @@ def report(res):
           "(worst single program %s)" % (100 * TARGET, pct(g["99w"] - 1), pct(g["99c"] - 1),
                                          "PASS" if ok else "FAIL", pct(worst - 1)))
 
+    fx = res.get("fixed")
+    if fx:
+        print("\nthe fixed cost (the start and the end of a profile): a trivial program, %d runs "
+              "each way, alternately" % fx["none"]["n"])
+        for i, what in ((0, "best"), (1, "median")):
+            print("  %-6s  no profile: wall %.3f ms, cpu %.3f ms;  profile=FILE: wall %.3f ms "
+                  "(%+.3f), cpu %.3f ms (%+.3f)" % (
+                      what, 1e3 * fx["none"]["wall"][i], 1e3 * fx["none"]["cpu"][i],
+                      1e3 * fx["profile"]["wall"][i],
+                      1e3 * (fx["profile"]["wall"][i] - fx["none"]["wall"][i]),
+                      1e3 * fx["profile"]["cpu"][i],
+                      1e3 * (fx["profile"]["cpu"][i] - fx["none"]["cpu"][i])))
+
     print("\n2. The cost of each build: best wall time of %d runs against ghc -O1's" % res["runs"])
     print("%-10s %10s %16s %14s %20s" % ("program", "ghc -O1 s", "-prof +RTS -p", "strobe",
                                         "strobe + profile"))
@@ -536,8 +590,8 @@ def report(res):
               "left out%s" % (p, ticks, res["runs"], allsamples, res["runs"],
                               100 * gc / allsamples if allsamples else 0,
                               "; (*) " + res["notes"][p] if p in res["notes"] else ""))
-        print("    %-47s | %-49s" % ("-prof +RTS -p", "strobe"))
-        print("    %6s  %-20s %-13s %5s | %6s  %-22s %-13s %5s" % (
+        print("    %-51s | %-49s" % ("-prof +RTS -p", "strobe"))
+        print("    %6s  %-24s %-13s %5s | %6s  %-22s %-13s %5s" % (
             "%time", "cost centre", "binding", "other", "self%", "function", "binding",
             "other"))
         gtop = [r for r in ghc_rows if r[0] > 0][:TOP]
@@ -547,7 +601,7 @@ def report(res):
             if i < len(gtop):
                 share, name, cc, m = gtop[i]
                 b = "%s.%s" % (m, cc.split(".")[0])
-                left = "%6.1f  %-20s %-13s %5s" % (share, name, b.split(".", 1)[1],
+                left = "%6.1f  %-24s %-13s %5s" % (share, name, b.split(".", 1)[1],
                                                    "%.1f" % s_by_binding.get(b, 0))
             if i < len(stop):
                 share, fn = stop[i]
@@ -555,7 +609,7 @@ def report(res):
                 right = "%6.1f  %-22s %-13s %5s" % (
                     share, fn, b.split(".", 1)[1] if b else "?",
                     "%.1f" % ghc_by_binding.get(b, 0) if b else "-")
-            print("  %d %-47s | %s" % (i + 1, left, right))
+            print("  %d %-51s | %s" % (i + 1, left, right))
         sp = ", ".join("%s %.1f%%" % (fn, s) for s, fn in st["strobe_prof"])
         print("    strobe-prof's own top %d (self%%, [gc] and leaves as printed): %s" % (TOP, sp))
         g5 = []
