@@ -29,8 +29,9 @@
 #
 # Table 1, the cost of sampling: the profiled runs' best times against the unprofiled
 # run's, per program and their geometric mean; target: at most 5% at the default rate
-# (wall and CPU), beside the noise (the unprofiled runs again).  The samples per run and per CPU second show the rate obtained (the
-# kernel's CPU-time timers fire at its clock tick, so a high rate gets about that).
+# (wall and CPU), beside the noise (the unprofiled runs again).  The samples per run
+# and per CPU second show the rate obtained (the kernel's CPU-time timers fire at its
+# clock tick, so a high rate gets about that).
 #
 # Then the fixed cost of a profile, what a run pays whatever its length (the start reads
 # the executable's symbol table into a sorted code map, the end writes the file): a
@@ -63,7 +64,8 @@
 # such a span is mapped by its name (`$w`, `$s` and such prefixes, a numeric suffix and a
 # `_local` part taken off) when that names a binding, else shown as `?`.  Each row shows
 # its binding and the other tool's share of that binding (-prof: the %time of all the
-# binding's cost centres; strobe: the self time of all the functions mapped to it).
+# binding's cost centres; strobe: the self time of all the functions mapped to it).  A
+# summary gives each program's first binding by these sums in both.
 #
 # Environment: RUNS (rounds, default 15), HIGH_RATE (default 999), BUILD (strobe's build
 # tree, default build), GHC (default ghc), STROBE_CORPUS, KEEP=1 keeps the build
@@ -622,13 +624,24 @@ def report(res):
             if s_binding[fn] and s_binding[fn] not in s5:
                 s5.append(s_binding[fn])
         common = [b for b in g5 if b in s5]
-        agree.append((p, g5[:1] == s5[:1], len(common), len(g5)))
+        gfirst = max(sorted(ghc_by_binding), key=lambda b: ghc_by_binding[b]) if ghc_by_binding else None
+        smax = max(s_by_binding.values()) if s_by_binding else None
+        sfirst = sorted(b for b, v in s_by_binding.items() if v == smax)
+        agree.append((p, gfirst, sfirst, smax, s_by_binding.get(gfirst, 0)))
         print("    bindings of the top %d: -prof %s; strobe %s; in both: %d" % (
             TOP, ", ".join(b.split(".", 1)[1] for b in g5),
             ", ".join(b.split(".", 1)[1] for b in s5), len(common)))
-    print("\nsummary: the first binding by self time is the same in %d of %d programs (%s)" % (
-        sum(1 for a in agree if a[1]), len(agree),
-        ", ".join("%s %s" % (a[0], "same" if a[1] else "differs") for a in agree)))
+    def short(b):
+        return b.split(".", 1)[1] if b else "-"
+
+    print("\nsummary: the first top-level binding by self time (its rows' shares added), "
+          "-prof's and strobe's:")
+    for p, g, sf, smax, sg in agree:
+        print("  %-10s -prof %-14s strobe %-14s %s" % (
+            p, short(g), "=".join(short(b) for b in sf) or "-",
+            "same" if g in sf else "(strobe: %s %.1f%%, %s %.1f%%)" % (
+                "=".join(short(b) for b in sf) or "-", smax or 0, short(g), sg)))
+    print("  the same in %d of %d programs" % (sum(1 for a in agree if a[1] in a[2]), len(agree)))
 
 
 def main():
