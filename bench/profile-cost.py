@@ -624,7 +624,8 @@ def report(res):
             if s_binding[fn] and s_binding[fn] not in s5:
                 s5.append(s_binding[fn])
         common = [b for b in g5 if b in s5]
-        gfirst = max(sorted(ghc_by_binding), key=lambda b: ghc_by_binding[b]) if ghc_by_binding else None
+        gfirst = (max(sorted(ghc_by_binding), key=lambda b: ghc_by_binding[b])
+                  if ghc_by_binding else None)
         smax = max(s_by_binding.values()) if s_by_binding else None
         sfirst = sorted(b for b, v in s_by_binding.items() if v == smax)
         agree.append((p, gfirst, sfirst, smax, s_by_binding.get(gfirst, 0)))
