@@ -43,8 +43,10 @@ _Thread_local volatile int rt_profile_in_gc;
 
 /* ---- the table -------------------------------------------------------------------- */
 
+/* The memory: nslots slots of stride bytes, then the used index (nslots uint32_t). */
 size_t rt_prof_table_bytes(uint32_t nslots, uint32_t max_depth) {
-  return (size_t)nslots * (sizeof(RtProfSlot) + (size_t)max_depth * sizeof(const char *));
+  return (size_t)nslots * (sizeof(RtProfSlot) + (size_t)max_depth * sizeof(const char *) +
+                           sizeof(uint32_t));
 }
 
 void rt_prof_table_init(RtProfTable *t, void *mem, uint32_t nslots, uint32_t max_depth) {
@@ -52,6 +54,8 @@ void rt_prof_table_init(RtProfTable *t, void *mem, uint32_t nslots, uint32_t max
   t->nslots = nslots;
   t->max_depth = max_depth;
   t->stride = sizeof(RtProfSlot) + (size_t)max_depth * sizeof(const char *);
+  t->used = (uint32_t *)(void *)(t->slots + (size_t)nslots * t->stride);
+  t->nused = 0;
   t->lost = 0;
 }
 
@@ -74,12 +78,16 @@ bool rt_prof_add(RtProfTable *t, const char *const *frames, uint32_t n, uint16_t
   if (t->nslots == 0 || n > t->max_depth) goto lost;
   uint32_t at = (uint32_t)(h % t->nslots);
   for (uint32_t probe = 0; probe < PROBES && probe < t->nslots; probe++) {
-    RtProfSlot *s = slot_at(t, (at + probe) % t->nslots);
+    uint32_t i = (at + probe) % t->nslots;
+    RtProfSlot *s = slot_at(t, i);
     uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
     if (st == 0) {
       uint64_t expected = 0;
       if (__atomic_compare_exchange_n(&s->state, &expected, 1, false, __ATOMIC_ACQUIRE,
                                       __ATOMIC_RELAXED)) {
+        /* the slot is claimed once: the writer reads the claimed ones only */
+        uint32_t k = __atomic_fetch_add(&t->nused, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->used[k], i + 1, __ATOMIC_RELAXED);
         s->depth = n;
         s->leaf = leaf;
         s->flags = flags;
@@ -138,12 +146,17 @@ static bool append(char **buf, size_t *len, size_t *cap, const char *s) {
 }
 
 long rt_prof_write_folded(const RtProfTable *t, FILE *out, const char *const *leaf_names) {
-  Line *lines = calloc((size_t)t->nslots + 1, sizeof *lines);
+  /* The claimed slots only (used): the table's untouched pages stay untouched. */
+  uint32_t nused = __atomic_load_n(&t->nused, __ATOMIC_ACQUIRE);
+  if (nused > t->nslots) nused = t->nslots;
+  Line *lines = calloc((size_t)nused + 1, sizeof *lines);
   if (!lines) return -1;
   size_t n = 0;
   bool ok = true;
-  for (uint32_t i = 0; i < t->nslots && ok; i++) {
-    const RtProfSlot *s = slot_at(t, i);
+  for (uint32_t k = 0; k < nused && ok; k++) {
+    uint32_t i = __atomic_load_n(&t->used[k], __ATOMIC_RELAXED);
+    if (i == 0) continue; /* claimed by a handler that had not written it yet */
+    const RtProfSlot *s = slot_at(t, i - 1);
     uint64_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
     if (st < 2 || s->count == 0) continue;
     char *buf = NULL;
@@ -230,17 +243,30 @@ static void zdecode(const char *z, size_t n, char *buf, size_t size) {
   buf[o] = 0;
 }
 
+/* buf = `[` s `]` (cut to fit bufsize, at least 3); returns buf.  (No snprintf: the
+ * start labels every symbol of the executable.) */
+static char *bracketed(char *buf, size_t bufsize, const char *s) {
+  size_t n = strlen(s);
+  if (n > bufsize - 3) n = bufsize - 3;
+  buf[0] = '[';
+  memcpy(buf + 1, s, n);
+  buf[n + 1] = ']';
+  buf[n + 2] = 0;
+  return buf;
+}
+
 const char *rt_prof_symbol_label(const char *symbol, const char *const *modules,
                                  size_t nmodules, char *buf, size_t bufsize) {
   size_t head = strcspn(symbol, "_");
   char name[256];
   zdecode(symbol, head, name, sizeof name);
   if (head > 0 && symbol[head] == '_' && symbol[0] >= 'A' && symbol[0] <= 'Z') {
-    /* A module of the program's own unit (no unit prefix) */
+    /* A module of the program's own unit (no unit prefix); `ZCMain` is `:Main`, the
+       program's entry (`ZCMain_main_info`), which GHC puts in Main's object */
+    const char *module = strncmp(name, "ZC", 2) == 0 ? name + 2 : name;
     for (size_t i = 0; i < nmodules; i++)
-      if (strcmp(modules[i], name) == 0) return NULL;
-    snprintf(buf, bufsize, "[main]");
-    return buf;
+      if (strcmp(modules[i], module) == 0) return NULL;
+    return bracketed(buf, bufsize, "main");
   }
   bool unit = head > 0 && symbol[head] == '_' &&
               (strstr(name, "-") || strcmp(name, "base") == 0 || strcmp(name, "ghc") == 0);
@@ -253,21 +279,14 @@ const char *rt_prof_symbol_label(const char *symbol, const char *const *modules,
         break;
       }
     }
-    snprintf(buf, bufsize, "[%s]", name);
-    return buf;
+    return bracketed(buf, bufsize, name);
   }
-  snprintf(buf, bufsize, "[rts]");
-  return buf;
+  return bracketed(buf, bufsize, "rts");
 }
 
 /* ---- the process's profiler ------------------------------------------------------- */
 
-typedef struct Range {
-  uintptr_t lo;
-  uint32_t cls;
-  uint32_t prio; /* while building: at one address, the lowest wins (a symbol, then a
-                    section's start, then a section's end) */
-} Range;
+typedef RtProfSym Range;
 
 static struct {
   int started;            /* rt_profile_start ran (under start_lock) */
@@ -288,13 +307,15 @@ static struct {
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint32_t class_of_name(const char *name) {
+  static uint32_t last; /* consecutive symbols are mostly of one unit */
+  if (last && strcmp(prof.names[last], name) == 0) return last;
   for (uint32_t i = 1; i < prof.nnames; i++)
-    if (strcmp(prof.names[i], name) == 0) return i;
+    if (strcmp(prof.names[i], name) == 0) return last = i;
   if (prof.nnames == RT_PROF_MAX_CLASSES) return RT_PROF_RTS;
   char *copy = strdup(name);
   if (!copy) return RT_PROF_RTS;
   prof.names[prof.nnames] = copy;
-  return prof.nnames++;
+  return last = prof.nnames++;
 }
 
 /* The class of pc: a binary search of the sorted ranges (async-signal-safe). */
@@ -314,7 +335,17 @@ typedef struct Ranges {
   size_t n, cap;
 } Ranges;
 
-static void add_range(Ranges *rs, uintptr_t lo, uint32_t cls, uint32_t prio) {
+/* Room for n more entries (one allocation for the symbol table's: fresh pages cost a
+ * page fault each, a few microseconds). */
+static void reserve(Ranges *rs, size_t n) {
+  if (rs->n + n <= rs->cap) return;
+  Range *r = realloc(rs->r, (rs->n + n) * sizeof *r);
+  if (!r) return;
+  rs->r = r;
+  rs->cap = rs->n + n;
+}
+
+static void add_range(Ranges *rs, uintptr_t lo, uint32_t cls, uint32_t prio, int32_t group) {
   if (rs->n == rs->cap) {
     size_t c = rs->cap ? rs->cap * 2 : 1024;
     Range *r = realloc(rs->r, c * sizeof *r);
@@ -322,13 +353,89 @@ static void add_range(Ranges *rs, uintptr_t lo, uint32_t cls, uint32_t prio) {
     rs->r = r;
     rs->cap = c;
   }
-  rs->r[rs->n++] = (Range){lo, cls, prio};
+  rs->r[rs->n++] = (Range){lo, cls, prio, group};
 }
 
 static int compare_ranges(const void *a, const void *b) {
   const Range *x = a, *y = b;
   if (x->lo != y->lo) return x->lo < y->lo ? -1 : 1;
   return x->prio < y->prio ? -1 : x->prio > y->prio;
+}
+
+/* The sort's key: the address, then prio (0 to 2); user-space addresses are below 2^47 */
+static uint64_t range_key(const Range *r) { return (uint64_t)r->lo << 2 | (r->prio & 3); }
+
+/* Sorts r[0..n) by address, then prio (tmp: room for n): a least-significant-digit
+ * radix sort on lo * 4 + prio, a byte at a time, which skips the bytes that all the
+ * entries share (an executable's code addresses differ in their low three bytes). */
+static void radix_sort(Range *r, size_t n, Range *tmp) {
+  uint64_t all_or = 0, all_and = ~(uint64_t)0;
+  for (size_t i = 0; i < n; i++) {
+    all_or |= range_key(&r[i]);
+    all_and &= range_key(&r[i]);
+  }
+  Range *src = r, *dst = tmp;
+  for (unsigned shift = 0; shift < 64; shift += 8) {
+    if ((((all_or ^ all_and) >> shift) & 0xff) == 0) continue; /* one value: in order */
+    uint32_t count[257] = {0};
+    for (size_t i = 0; i < n; i++) count[(range_key(&src[i]) >> shift & 0xff) + 1]++;
+    for (int d = 0; d < 256; d++) count[d + 1] += count[d];
+    for (size_t i = 0; i < n; i++) dst[count[range_key(&src[i]) >> shift & 0xff]++] = src[i];
+    Range *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != r) memcpy(r, src, n * sizeof *r);
+}
+
+/* r[0..nexe) (the executable's) and the rest (the libraries', far above it) each by
+ * radix_sort, then merged.  glibc's qsort took about 0.2 ms for the 1,900 entries of a
+ * small GHC program, a third of the start's time then. */
+void rt_prof_sort_syms(RtProfSym *r, size_t nexe, size_t n) {
+  Range *tmp = n > 1 && n <= UINT32_MAX ? malloc(n * sizeof *tmp) : NULL;
+  if (!tmp) {
+    if (n > 1) qsort(r, n, sizeof *r, compare_ranges);
+    return;
+  }
+  radix_sort(r, nexe, tmp);
+  radix_sort(r + nexe, n - nexe, tmp);
+  size_t i = 0, j = nexe, k = 0;
+  while (i < nexe && j < n) tmp[k++] = range_key(&r[j]) < range_key(&r[i]) ? r[j++] : r[i++];
+  while (i < nexe) tmp[k++] = r[i++];
+  while (j < n) tmp[k++] = r[j++];
+  memcpy(r, tmp, n * sizeof *r);
+  free(tmp);
+}
+
+void rt_prof_resolve_locals(RtProfSym *syms, size_t n, const uintptr_t *code, size_t ncode) {
+  /* instrumented code: the symbol each code address lies in (the last one at or
+     before it) */
+  for (size_t k = 0; k < ncode; k++) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (syms[mid].lo <= code[k]) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0 && syms[lo - 1].cls == RT_PROF_UNRESOLVED && syms[lo - 1].prio == 0)
+      syms[lo - 1].cls = RT_PROF_INSTRUMENTED;
+  }
+  /* the others, a run of unresolved entries at a time, between `before` and `after` */
+  for (size_t i = 0; i < n;) {
+    if (syms[i].cls != RT_PROF_UNRESOLVED) {
+      i++;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && syms[j].cls == RT_PROF_UNRESOLVED) j++;
+    const RtProfSym *before = i > 0 ? &syms[i - 1] : NULL, *after = j < n ? &syms[j] : NULL;
+    for (size_t k = i; k < j; k++) {
+      int32_t g = syms[k].group;
+      bool next = g >= 0 && after && after->group == g && !(before && before->group == g);
+      syms[k].cls = next ? after->cls : before ? before->cls : RT_PROF_RTS;
+    }
+    i = j;
+  }
 }
 
 /* The instrumented modules: those of the program's tick descriptors. */
@@ -382,6 +489,11 @@ static void exe_ranges(Ranges *rs, uintptr_t bias) {
     return;
   }
   const Elf64_Shdr *sh = (const void *)(base + eh->e_shoff);
+  int32_t group = 0; /* the STT_FILE symbols seen: a local symbol's object */
+  size_t nsyms_all = 2 * (size_t)eh->e_shnum + 64; /* the sections' ends, the libraries */
+  for (unsigned i = 0; i < eh->e_shnum; i++)
+    if (sh[i].sh_type == SHT_SYMTAB) nsyms_all += sh[i].sh_size / sizeof(Elf64_Sym);
+  reserve(rs, nsyms_all);
   size_t nmods = 0;
   const char **mods = instrumented_modules(&nmods);
   for (unsigned i = 0; i < eh->e_shnum; i++) {
@@ -395,29 +507,37 @@ static void exe_ranges(Ranges *rs, uintptr_t bias) {
     size_t nsyms = sh[i].sh_size / sizeof *syms;
     for (size_t k = 0; k < nsyms; k++) {
       const Elf64_Sym *y = &syms[k];
+      if (ELF64_ST_TYPE(y->st_info) == STT_FILE) {
+        group++;
+        continue;
+      }
       if (y->st_shndx == SHN_UNDEF || y->st_shndx >= eh->e_shnum || y->st_value == 0 ||
           y->st_name >= str->sh_size || !(sh[y->st_shndx].sh_flags & SHF_EXECINSTR))
         continue;
       int type = ELF64_ST_TYPE(y->st_info);
       if (type != STT_FUNC && type != STT_NOTYPE && type != STT_OBJECT) continue;
-      /* A local symbol (a static C function, a block of a Haskell procedure: strobec's
-         `block_c3ra_info`, `sat_s3nf_info`) stays in the range of the global one
-         before it, which its object's code usually follows. */
-      if (ELF64_ST_BIND(y->st_info) == STB_LOCAL) continue;
       const char *name = strs + y->st_name;
       if (!*name || name[0] == '.' || name[0] == '$') continue;
+      /* A local symbol (a static C function; a Haskell binding the module does not
+         export, `zdwgo1_r4c0_info`; a procedure's continuation or thunk,
+         `block_c3ra_info`, `sat_s3nf_info`) names no module: rt_prof_resolve_locals
+         gives it its class. */
+      if (ELF64_ST_BIND(y->st_info) == STB_LOCAL) {
+        add_range(rs, (uintptr_t)y->st_value + bias, RT_PROF_UNRESOLVED, 0, group);
+        continue;
+      }
       char buf[128];
       const char *label = rt_prof_symbol_label(name, mods, nmods, buf, sizeof buf);
       add_range(rs, (uintptr_t)y->st_value + bias,
-                label ? class_of_name(label) : RT_PROF_INSTRUMENTED, 0);
+                label ? class_of_name(label) : RT_PROF_INSTRUMENTED, 0, -1);
     }
   }
   /* The code sections themselves: code before a section's first symbol is the RTS's,
      past the last section is a library's. */
   for (unsigned i = 0; i < eh->e_shnum; i++) {
     if (!(sh[i].sh_flags & SHF_EXECINSTR) || !(sh[i].sh_flags & SHF_ALLOC)) continue;
-    add_range(rs, (uintptr_t)sh[i].sh_addr + bias, RT_PROF_RTS, 1);
-    add_range(rs, (uintptr_t)(sh[i].sh_addr + sh[i].sh_size) + bias, RT_PROF_LIB, 2);
+    add_range(rs, (uintptr_t)sh[i].sh_addr + bias, RT_PROF_RTS, 1, -1);
+    add_range(rs, (uintptr_t)(sh[i].sh_addr + sh[i].sh_size) + bias, RT_PROF_LIB, 2, -1);
   }
   for (size_t j = 0; j < nmods; j++) free((void *)mods[j]);
   free(mods);
@@ -439,8 +559,8 @@ static int lib_ranges(struct dl_phdr_info *info, size_t size, void *data) {
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *p = &info->dlpi_phdr[i];
     if (p->p_type != PT_LOAD || !(p->p_flags & PF_X)) continue;
-    add_range(rs, info->dlpi_addr + p->p_vaddr, cls, 1);
-    add_range(rs, info->dlpi_addr + p->p_vaddr + p->p_memsz, RT_PROF_LIB, 2);
+    add_range(rs, info->dlpi_addr + p->p_vaddr, cls, 1, -1);
+    add_range(rs, info->dlpi_addr + p->p_vaddr + p->p_memsz, RT_PROF_LIB, 2, -1);
   }
   return 0;
 }
@@ -459,8 +579,17 @@ static void build_ranges(void) {
   uintptr_t bias = 0;
   dl_iterate_phdr(exe_bias, &bias);
   exe_ranges(&rs, bias);
+  size_t nexe = rs.n;
   dl_iterate_phdr(lib_ranges, &rs);
-  qsort(rs.r, rs.n, sizeof *rs.r, compare_ranges);
+  rt_prof_sort_syms(rs.r, nexe, rs.n);
+  /* The local symbols' classes, from the code addresses of the tick descriptors */
+  size_t ndescs = 0, ncode = 0;
+  const StrobeTickDesc *d = strobe_tick_descs(&ndescs);
+  uintptr_t *code = malloc((ndescs ? ndescs : 1) * sizeof *code);
+  for (size_t i = 0; code && i < ndescs; i++)
+    if (d[i].code) code[ncode++] = (uintptr_t)d[i].code;
+  rt_prof_resolve_locals(rs.r, rs.n, code, ncode);
+  free(code);
   /* One range per address (the lowest prio), then runs of one class merged. */
   size_t m = 0;
   for (size_t i = 0; i < rs.n; i++) {
@@ -630,8 +759,9 @@ void rt_profile_start(const StrobeOptions *o) {
     __atomic_store_n(&prof.on, 0, __ATOMIC_RELEASE);
     return;
   }
-  long us = 1000000L / (long)o->profile_rate;
-  struct itimerval every = {.it_interval = {0, us}, .it_value = {0, us}};
+  long us = 1000000L / (long)o->profile_rate; /* 1 s at most: tv_usec stays below 1e6 */
+  struct timeval period = {.tv_sec = us / 1000000, .tv_usec = us % 1000000};
+  struct itimerval every = {.it_interval = period, .it_value = period};
   if (setitimer(ITIMER_PROF, &every, NULL) != 0) {
     fprintf(stderr, "strobe: not profiling: setitimer: %s\n", strerror(errno));
     __atomic_store_n(&prof.on, 0, __ATOMIC_RELEASE);

@@ -50,13 +50,16 @@ typedef struct RtProfTable {
   unsigned char *slots; /* nslots of stride bytes */
   uint32_t nslots, max_depth;
   size_t stride;
+  uint32_t *used;  /* the claimed slots' indices + 1, in the order claimed (nused) */
+  uint32_t nused;
   uint64_t lost; /* samples no slot was found for */
 } RtProfTable;
 
 /* The bytes a table of nslots slots of max_depth frames needs. */
 size_t rt_prof_table_bytes(uint32_t nslots, uint32_t max_depth);
 
-/* Makes a table in mem (rt_prof_table_bytes of it, zeroed, 8-aligned). */
+/* Makes a table in mem (rt_prof_table_bytes of it, zeroed, 8-aligned): the slots, then
+ * the index of the claimed ones, which the writer reads instead of every slot. */
 void rt_prof_table_init(RtProfTable *t, void *mem, uint32_t nslots, uint32_t max_depth);
 
 /* Counts one sample of frames[0..n) (root first, n <= max_depth) with leaf and flags.
@@ -76,6 +79,34 @@ long rt_prof_write_folded(const RtProfTable *t, FILE *out, const char *const *le
  * written to buf (`[base]`, `[containers]`, `[main]`, `[rts]`). */
 const char *rt_prof_symbol_label(const char *symbol, const char *const *modules,
                                  size_t nmodules, char *buf, size_t bufsize);
+
+/* A code address and its class, while the profiler builds its map of the code (at
+ * start, never in a handler): a symbol's start, or a code section's start or end. */
+typedef struct RtProfSym {
+  uintptr_t lo;
+  uint32_t cls;  /* RT_PROF_*, a name's index, or RT_PROF_UNRESOLVED (a local symbol) */
+  uint32_t prio; /* at one address the lowest wins: 0 a symbol, 1 a section's start,
+                    2 its end */
+  int32_t group; /* a local symbol's object: the number of STT_FILE symbols before it in
+                    the symbol table (each object's locals follow its STT_FILE
+                    symbol); -1 for any other entry */
+} RtProfSym;
+
+#define RT_PROF_UNRESOLVED UINT32_MAX
+
+/* Sorts syms[0..n) by address, then prio, as two sorted parts merged: syms[0..nexe)
+ * (the executable's entries) and syms[nexe..n) (the libraries'); any order within
+ * each part. */
+void rt_prof_sort_syms(RtProfSym *syms, size_t nexe, size_t n);
+
+/* Gives every RT_PROF_UNRESOLVED entry of syms[0..n) (sorted by address, then prio) a
+ * class.  An entry whose symbol holds one of code[0..ncode) (instrumented code: the
+ * tick descriptors' code addresses) is instrumented code.  Any other takes the class of
+ * the resolved entry before it (the code of a procedure's continuations and thunks
+ * follows it), except that it takes the class of the resolved entry after it when that
+ * one is of its own object (group) and the one before is not: an object's first local
+ * symbols come before its first global one, right after another object's code. */
+void rt_prof_resolve_locals(RtProfSym *syms, size_t n, const uintptr_t *code, size_t ncode);
 
 /* Starts sampling if o->profile names a file (once per process; later calls do
  * nothing).  Called by dynstack.c whenever the options are set. */
