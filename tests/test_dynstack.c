@@ -1557,8 +1557,7 @@ static bool on_chain(const StrobeTickDesc *d, const StrobeTickDesc *desc) {
 }
 
 static Prediction predict_tick(const StrobeTickDesc *desc, uintptr_t sp) {
-  const StrobeDynStackHead *h = &strobe_dynstack_head;
-  const StrobeEntry *at = h->top, *on = NULL;
+  const StrobeEntry *at = strobe_dynstack_head.top, *on = NULL;
   Prediction p = {WAY_PUSH, 0, false};
   if (sp > at->wm) return (Prediction){WAY_SLOW_STALE, 0, false};
   for (; at->wm == sp; at--, p.pops++) {
@@ -1579,7 +1578,7 @@ static Prediction predict_tick(const StrobeTickDesc *desc, uintptr_t sp) {
       return p;
     }
   }
-  if ((uintptr_t)at >= (uintptr_t)h->limit) p.way = WAY_SLOW_FULL;
+  if ((uintptr_t)at >= (uintptr_t)strobe_dynstack_head.limit) p.way = WAY_SLOW_FULL;
   else if (on) p.way = p.pops == 0 ? WAY_NESTED : p.pops == 1 ? WAY_SIBLING : WAY_SIBLINGS;
   else p.way = p.pops ? WAY_POPPED_ALL : WAY_PUSH;
   p.ancestor = on && on->desc != desc->parent;

@@ -409,12 +409,11 @@ slow:
 
 /* pop and ret: inclusive is ret's <= */
 static inline void strobe_dynstack_pop_fast(uintptr_t sp, int inclusive) {
-  StrobeDynStackHead *h = &strobe_dynstack_head;
-  StrobeEntry *t = h->top;
+  StrobeEntry *t = strobe_dynstack_head.top;
   if (!(t->wm < sp || (inclusive && t->wm == sp))) return;
   do strobe_entry_clear(t--);
   while (t->wm < sp || (inclusive && t->wm == sp));
-  __atomic_store_n(&h->top, t, __ATOMIC_RELEASE);
+  __atomic_store_n(&strobe_dynstack_head.top, t, __ATOMIC_RELEASE);
 }
 
 static inline void strobe_pop_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 0); }
