@@ -12,7 +12,8 @@
 ; its trampoline (Note [The cold calls]).  A descriptor without STROBE_DESC_NESTED leaves
 ; all but the repeat to the runtime (nested.ll).  Every new instruction keeps the debug
 ; location of the call it replaces.  Offsets are the runtime's, from strobe_abi.py
-; (%abi_vars, lit.cfg.py).  Without --count-ticks nothing is counted (count-ticks.ll).
+; (%abi_vars, lit.cfg.py).  Without -strobe-count-ticks no tick is counted
+; (dynstack/codegen-options.test).
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-pc-linux-gnu"
 
