@@ -50,6 +50,7 @@ typedef struct Options {
   bool no_warnings;
   bool time_passes;
   bool pic;              /* --relocation-model: pic (default) or static */
+  unsigned jobs;         /* --jobs: processes for an object's code generation */
   const char *main_file; /* --main-file: the Haskell file the scopes stage prefers */
   LowerOptions lower;
   SpOptions instrument;  /* which functions get the dynamic stack */
@@ -85,6 +86,9 @@ static void usage(FILE *out) {
         "                      libraries) or static (only into an executable that is not\n"
         "                      PIE, as GHC links its programs: no GOT, shorter dynamic-\n"
         "                      stack code, which reaches the runtime by local-exec TLS)\n"
+        "  --jobs=N            generate an object's code in up to N processes (default 1):\n"
+        "                      a big module is split by function, and the parts are\n"
+        "                      joined by ld -r (binutils' ld and objcopy on PATH)\n"
         "\n"
         "Lowering:\n"
         "  --entry=LABEL       make a standalone program entered at LABEL (a procedure or\n"
@@ -215,6 +219,12 @@ static Options parse_options(int argc, char **argv) {
       else if (strcmp(a + 19, "static") == 0) o.pic = false;
       else usage_error("unknown --relocation-model '%s' (expected pic or static)", a + 19);
       o.instrument.local_exec = !o.pic;
+    } else if (strncmp(a, "--jobs=", 7) == 0) {
+      char *end;
+      long n = strtol(a + 7, &end, 10);
+      if (end == a + 7 || *end || n < 1 || n > 64)
+        usage_error("--jobs wants a number of processes from 1 to 64, not '%s'", a + 7);
+      o.jobs = (unsigned)n;
     } else if (strcmp(a, "--no-intrinsics") == 0) {
       o.lower.no_intrinsics = true;
     } else if (strncmp(a, "--package-map=", 14) == 0) {
@@ -358,7 +368,10 @@ static bool compile(const Options *o) {
   LLVMTargetMachineRef tm = ok ? emit_target_machine(o->opt_level, o->pic, &error) : NULL;
   ok = ok && (tm || report(&d, error));
   ok = ok && (TIMED(T_OPTIMIZE, emit_optimize(m, tm, o->opt_level, &error)) || report(&d, error));
-  ok = ok && (TIMED(T_EMIT, emit_module(m, tm, o->kind, o->output ? o->output : "-", &error)) ||
+  const char *path = o->output ? o->output : "-";
+  ok = ok && (TIMED(T_EMIT, o->kind == EMIT_KIND_OBJ && o->jobs > 1
+                                ? emit_object_split(m, tm, o->jobs, path, &error)
+                                : emit_module(m, tm, o->kind, path, &error)) ||
               report(&d, error));
   if (tm) LLVMDisposeTargetMachine(tm);
   if (m) LLVMDisposeModule(m);

@@ -31,7 +31,7 @@ if grep -q "module Main: strobec refused to lower it; keeping GHC's own object" 
   echo "$prog ok, GHC's object"
   exit 0
 fi
-[ "$strobe" = 1 ] || { echo "$prog: $strobe compile units by strobe, not 1"; exit 1; }
+[ "$strobe" -ge 1 ] || { echo "$prog: no compile unit by strobe"; exit 1; }  # more than one: split code generation (strobec --jobs)
 [ "$ghc" = 0 ] || { echo "$prog: $ghc compile units by GHC"; exit 1; }
 llvm-dwarfdump --debug-line "$out/$prog" | grep -q "name: \"$prog.hs\"" ||
   { echo "$prog: no line table for $prog.hs"; exit 1; }
