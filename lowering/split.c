@@ -43,10 +43,16 @@ extern char **environ;
 enum { SPLIT_MIN_INSTRUCTIONS = 4000 };
 
 typedef struct {
+  LLVMValueRef fn;
+  unsigned part;
+} FnPart;
+
+typedef struct {
   LLVMValueRef *fns; /* the module's defined functions, in order */
   unsigned *part;    /* the part of each */
   size_t nfns;
   unsigned nparts;
+  FnPart *by_fn;     /* the same, sorted by fn, for part_of_function */
 } Split;
 
 static size_t instructions(LLVMValueRef fn) {
@@ -54,6 +60,11 @@ static size_t instructions(LLVMValueRef fn) {
   for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(fn); b; b = LLVMGetNextBasicBlock(b))
     for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
   return n;
+}
+
+static int by_fn(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t)((const FnPart *)a)->fn, y = (uintptr_t)((const FnPart *)b)->fn;
+  return (x > y) - (x < y);
 }
 
 /* Contiguous runs of about total/nparts instructions; false when the module is too
@@ -89,13 +100,17 @@ static bool plan(LLVMModuleRef m, unsigned jobs, Split *s) {
     done += size[i];
   }
   free(size);
+  s->by_fn = malloc(s->nfns * sizeof *s->by_fn);
+  if (!s->by_fn) abort();
+  for (size_t i = 0; i < s->nfns; i++) s->by_fn[i] = (FnPart){s->fns[i], s->part[i]};
+  qsort(s->by_fn, s->nfns, sizeof *s->by_fn, by_fn);
   return true;
 }
 
 static unsigned part_of_function(const Split *s, LLVMValueRef fn) {
-  for (size_t i = 0; i < s->nfns; i++)
-    if (s->fns[i] == fn) return s->part[i];
-  return 0;
+  FnPart key = {fn, 0};
+  const FnPart *hit = bsearch(&key, s->by_fn, s->nfns, sizeof key, by_fn);
+  return hit ? hit->part : 0;
 }
 
 /* The part that uses v through user u (an instruction, a variable's initializer, or a
@@ -183,7 +198,9 @@ static void keep_part(LLVMModuleRef m, const Split *s, unsigned p) {
   }
   if (p == 0) return;
   for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g)) {
-    if (LLVMIsDeclaration(g)) continue;
+    size_t n;
+    const char *name = LLVMGetValueName2(g, &n);
+    if (LLVMIsDeclaration(g) || (n > 5 && memcmp(name, "llvm.", 5) == 0)) continue;
     LLVMSetInitializer(g, NULL);
     LLVMSetLinkage(g, LLVMExternalLinkage);
     LLVMSetSection(g, NULL);
@@ -292,5 +309,6 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
   free(names);
   free(s.fns);
   free(s.part);
+  free(s.by_fn);
   return ok;
 }
