@@ -1,0 +1,176 @@
+/* test_split.c — code generation split over processes (split.c).
+ *
+ * A module of three big functions, f0 and f1 exported and helper local (GHC's local
+ * labels), with a local variable counter that helper reads: split in two, f0 and f1 are
+ * part 0 and helper part 1, so f0's call to helper and helper's load of counter cross
+ * parts.  The joined object must be the unsplit one to its users: the same symbols,
+ * local and global as there, and a program linked with it prints the same. */
+#include "support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "emit.h"
+
+#ifndef STROBE_CLANG
+#define STROBE_CLANG ""
+#endif
+
+enum { CHAIN = 1600 }; /* add-mul pairs per function: 3200 instructions */
+
+static LLVMValueRef chain(LLVMBuilderRef b, LLVMTypeRef i64, LLVMValueRef v, unsigned seed) {
+  for (unsigned i = 0; i < CHAIN; i++) {
+    v = LLVMBuildAdd(b, v, LLVMConstInt(i64, seed + i, 0), "");
+    v = LLVMBuildMul(b, v, LLVMConstInt(i64, 3, 0), "");
+  }
+  return v;
+}
+
+static LLVMModuleRef big_module(LLVMContextRef ctx) {
+  LLVMModuleRef m = LLVMModuleCreateWithNameInContext("big", ctx);
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
+  LLVMTypeRef fty = LLVMFunctionType(i64, &i64, 1, 0);
+  LLVMValueRef f0 = LLVMAddFunction(m, "strobe_split_f0", fty);
+  LLVMValueRef f1 = LLVMAddFunction(m, "strobe_split_f1", fty);
+  LLVMValueRef helper = LLVMAddFunction(m, "strobe_split_helper", fty);
+  LLVMSetLinkage(helper, LLVMInternalLinkage);
+  LLVMValueRef counter = LLVMAddGlobal(m, i64, "strobe_split_counter");
+  LLVMSetLinkage(counter, LLVMInternalLinkage);
+  LLVMSetInitializer(counter, LLVMConstInt(i64, 5, 0));
+
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f0, "entry"));
+  LLVMValueRef x = LLVMGetParam(f0, 0);
+  LLVMValueRef h = LLVMBuildCall2(b, fty, helper, &x, 1, "");
+  LLVMBuildRet(b, LLVMBuildAdd(b, chain(b, i64, x, 1), h, ""));
+
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f1, "entry"));
+  LLVMBuildRet(b, chain(b, i64, LLVMGetParam(f1, 0), 7));
+
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, helper, "entry"));
+  LLVMValueRef c = LLVMBuildLoad2(b, i64, counter, "");
+  LLVMBuildRet(b, LLVMBuildAdd(b, chain(b, i64, LLVMGetParam(helper, 0), 11), c, ""));
+  LLVMDisposeBuilder(b);
+  return m;
+}
+
+/* The standard output of a shell command, malloc'd; the command must exit 0. */
+static char *run(const char *cmd) {
+  FILE *p = popen(cmd, "r");
+  if (!p) fail_msg("cannot run '%s'", cmd);
+  Capture c;
+  capture_begin(&c);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) fwrite(buf, 1, n, c.out);
+  int status = pclose(p);
+  char *out = capture_end(&c);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("'%s' failed:\n%s", cmd, out);
+  return out;
+}
+
+/* Links obj with a main that calls f0 and f1 and runs it: what it prints. */
+static char *link_and_run(const char *dir, const char *obj) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd,
+           "cd %s && printf '%%s\\n' '#include <stdio.h>' 'long strobe_split_f0(long);' "
+           "'long strobe_split_f1(long);' "
+           "'int main(void) { printf(\"%%ld %%ld\\\\n\", strobe_split_f0(3), strobe_split_f1(4)); }' "
+           "> main.c && %s main.c %s -o prog && ./prog",
+           dir, STROBE_CLANG, obj);
+  return run(cmd);
+}
+
+static void test_split_is_the_unsplit_object(void **state) {
+  (void)state;
+  if (!*STROBE_CLANG) fail_msg("no clang to link with");
+  char dir[] = "/tmp/strobe-test-split.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char one[128], two[128], cmd[512];
+  snprintf(one, sizeof one, "%s/one.o", dir);
+  snprintf(two, sizeof two, "%s/two.o", dir);
+
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef m = big_module(ctx);
+  char *error = NULL;
+  LLVMTargetMachineRef tm = emit_target_machine(1, true, &error);
+  assert_non_null(tm);
+  if (!emit_module(m, tm, EMIT_KIND_OBJ, one, &error)) fail_msg("%s", error);
+  if (!emit_object_split(m, tm, 2, two, &error)) fail_msg("%s", error);
+  snprintf(cmd, sizeof cmd, "ls %s", dir);
+  char *names = run(cmd);
+  assert_string_equal(names, "one.o\ntwo.o\n"); /* no part left behind */
+  free(names);
+
+  /* The symbols are the unsplit object's, each local or global as there. */
+  snprintf(cmd, sizeof cmd, "nm %s | sed 's/^[0-9a-f]* //' | sort", one);
+  char *syms_one = run(cmd);
+  snprintf(cmd, sizeof cmd, "nm %s | sed 's/^[0-9a-f]* //' | sort", two);
+  char *syms_two = run(cmd);
+  assert_string_equal(syms_one, syms_two);
+  assert_non_null(strstr(syms_two, "t strobe_split_helper\n"));
+  assert_non_null(strstr(syms_two, "d strobe_split_counter\n"));
+  assert_non_null(strstr(syms_two, "T strobe_split_f0\n"));
+
+  /* Split it is: f0's call to helper crosses parts, so the joined object relocates it
+   * against the (now local) symbol, where the unsplit one resolved it in place. */
+  snprintf(cmd, sizeof cmd, "readelf -r %s | grep -c strobe_split_helper || true", one);
+  char *relocs_one = run(cmd);
+  snprintf(cmd, sizeof cmd, "readelf -r %s | grep -c strobe_split_helper || true", two);
+  char *relocs_two = run(cmd);
+  assert_string_equal(relocs_one, "0\n");
+  assert_string_equal(relocs_two, "1\n");
+
+  char *out_one = link_and_run(dir, one);
+  char *out_two = link_and_run(dir, two);
+  assert_string_equal(out_one, out_two);
+
+  free(syms_one);
+  free(syms_two);
+  free(relocs_one);
+  free(relocs_two);
+  free(out_one);
+  free(out_two);
+  LLVMDisposeTargetMachine(tm);
+  LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* A module too small to split is written by emit_module, in this process. */
+static void test_small_module_is_not_split(void **state) {
+  (void)state;
+  char dir[] = "/tmp/strobe-test-split.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[128], cmd[512];
+  snprintf(path, sizeof path, "%s/small.o", dir);
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef m = LLVMModuleCreateWithNameInContext("small", ctx);
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
+  LLVMValueRef f = LLVMAddFunction(m, "strobe_split_small", LLVMFunctionType(i64, &i64, 1, 0));
+  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
+  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f, "entry"));
+  LLVMBuildRet(b, LLVMGetParam(f, 0));
+  LLVMDisposeBuilder(b);
+  char *error = NULL;
+  LLVMTargetMachineRef tm = emit_target_machine(1, true, &error);
+  if (!emit_object_split(m, tm, 8, path, &error)) fail_msg("%s", error);
+  /* Written whole by emit_module: no part files, no joined file left beside it. */
+  snprintf(cmd, sizeof cmd, "ls %s", dir);
+  char *names = run(cmd);
+  assert_string_equal(names, "small.o\n");
+  free(names);
+  LLVMDisposeTargetMachine(tm);
+  LLVMDisposeModule(m);
+  LLVMContextDispose(ctx);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_split_is_the_unsplit_object),
+      cmocka_unit_test(test_small_module_is_not_split),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
