@@ -128,7 +128,8 @@ static unsigned users_part(const Split *s, LLVMValueRef v, unsigned depth) {
   for (LLVMUseRef u = LLVMGetFirstUse(v); u && part != PART_MIXED; u = LLVMGetNextUse(u)) {
     LLVMValueRef user = LLVMGetUser(u);
     if (LLVMIsAInstruction(user))
-      part = join(part, part_of_function(s, LLVMGetBasicBlockParent(LLVMGetInstructionParent(user))));
+      part = join(part,
+                  part_of_function(s, LLVMGetBasicBlockParent(LLVMGetInstructionParent(user))));
     else if (LLVMIsAGlobalVariable(user))
       part = join(part, 0);
     else if (LLVMIsAFunction(user)) /* prefix data */
@@ -216,8 +217,9 @@ static bool run(char *const argv[], char **error) {
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return strobe_fail(error, "waiting for %s: %s", argv[0], strerror(errno));
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  return strobe_fail(error, "%s failed (%s %d)", argv[0], WIFEXITED(status) ? "exit status" : "signal",
-              WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  bool exited = WIFEXITED(status);
+  return strobe_fail(error, "%s failed (%s %d)", argv[0], exited ? "exit status" : "signal",
+                     exited ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
 static char *part_path(const char *path, unsigned p) {
@@ -249,13 +251,12 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
     free(s.fns);
     return emit_module(m, tm, EMIT_KIND_OBJ, path, error);
   }
-  if (!emit_prepare_module(m, tm, error)) return false;
   size_t nlen = 0;
-  char *names = promote(m, &s, &nlen);
+  bool ok = emit_prepare_module(m, tm, error);
+  char *names = ok ? promote(m, &s, &nlen) : NULL;
   char **files = calloc(s.nparts, sizeof *files);
   pid_t *pids = calloc(s.nparts, sizeof *pids);
-  bool ok = names && files && pids;
-  if (!ok) strobe_fail(error, "out of memory");
+  if (ok && !(names && files && pids)) ok = strobe_fail(error, "out of memory");
   fflush(NULL);
   for (unsigned p = 0; ok && p < s.nparts; p++) {
     files[p] = part_path(path, p);
@@ -264,7 +265,7 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
     if (pids[p] == 0) {
       char *e = NULL;
       bool done = emit_part(m, tm, &s, p, files[p], &e);
-      if (!done) fprintf(stderr, "strobec: error: %s: part %u: %s\n", path, p, e);
+      if (!done) fprintf(stderr, "strobec: error: %s: part %u: %s\n", path, p, e ? e : "failed");
       _exit(done ? 0 : 1);
     }
   }
@@ -295,7 +296,8 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
     ok = run(argv, error);
     free(opt);
   }
-  if (ok && rename(joined, path) != 0) ok = strobe_fail(error, "cannot write '%s': %s", path, strerror(errno));
+  if (ok && rename(joined, path) != 0)
+    ok = strobe_fail(error, "cannot write '%s': %s", path, strerror(errno));
   unlink(joined);
   unlink(list);
   for (unsigned p = 0; files && p < s.nparts; p++) {

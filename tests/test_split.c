@@ -16,17 +16,19 @@
 #define STROBE_CLANG ""
 #endif
 
-enum { CHAIN = 1600 }; /* add-mul pairs per function: 3200 instructions */
+enum { BIG = 1600 }; /* add-mul pairs per function: 3200 instructions */
 
-static LLVMValueRef chain(LLVMBuilderRef b, LLVMTypeRef i64, LLVMValueRef v, unsigned seed) {
-  for (unsigned i = 0; i < CHAIN; i++) {
+static LLVMValueRef chain(LLVMBuilderRef b, LLVMTypeRef i64, LLVMValueRef v, unsigned seed,
+                          unsigned n) {
+  for (unsigned i = 0; i < n; i++) {
     v = LLVMBuildAdd(b, v, LLVMConstInt(i64, seed + i, 0), "");
     v = LLVMBuildMul(b, v, LLVMConstInt(i64, 3, 0), "");
   }
   return v;
 }
 
-static LLVMModuleRef big_module(LLVMContextRef ctx) {
+/* The module, with chains of n add-mul pairs. */
+static LLVMModuleRef module(LLVMContextRef ctx, unsigned n) {
   LLVMModuleRef m = LLVMModuleCreateWithNameInContext("big", ctx);
   LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
   LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
@@ -42,14 +44,14 @@ static LLVMModuleRef big_module(LLVMContextRef ctx) {
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f0, "entry"));
   LLVMValueRef x = LLVMGetParam(f0, 0);
   LLVMValueRef h = LLVMBuildCall2(b, fty, helper, &x, 1, "");
-  LLVMBuildRet(b, LLVMBuildAdd(b, chain(b, i64, x, 1), h, ""));
+  LLVMBuildRet(b, LLVMBuildAdd(b, chain(b, i64, x, 1, n), h, ""));
 
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f1, "entry"));
-  LLVMBuildRet(b, chain(b, i64, LLVMGetParam(f1, 0), 7));
+  LLVMBuildRet(b, chain(b, i64, LLVMGetParam(f1, 0), 7, n));
 
   LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, helper, "entry"));
   LLVMValueRef c = LLVMBuildLoad2(b, i64, counter, "");
-  LLVMBuildRet(b, LLVMBuildAdd(b, chain(b, i64, LLVMGetParam(helper, 0), 11), c, ""));
+  LLVMBuildRet(b, LLVMBuildAdd(b, chain(b, i64, LLVMGetParam(helper, 0), 11, n), c, ""));
   LLVMDisposeBuilder(b);
   return m;
 }
@@ -80,32 +82,55 @@ static char *link_and_run(const char *dir, const char *obj) {
   return run(cmd);
 }
 
+/* A scratch directory, a context and a target machine for one test. */
+typedef struct {
+  char dir[64];
+  LLVMContextRef ctx;
+  LLVMTargetMachineRef tm;
+} Scratch;
+
+static void scratch_begin(Scratch *x) {
+  snprintf(x->dir, sizeof x->dir, "/tmp/strobe-test-split.XXXXXX");
+  assert_non_null(mkdtemp(x->dir));
+  x->ctx = LLVMContextCreate();
+  char *error = NULL;
+  x->tm = emit_target_machine(1, true, &error);
+  if (!x->tm) fail_msg("%s", error);
+}
+
+static void scratch_end(Scratch *x) {
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", x->dir);
+  assert_int_equal(system(cmd), 0);
+  LLVMDisposeTargetMachine(x->tm);
+  LLVMContextDispose(x->ctx);
+}
+
+/* What a shell command about a file prints: fmt has one %s, the file's path. */
+static char *about(const char *fmt, const char *path) {
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, fmt, path);
+  return run(cmd);
+}
+
 static void test_split_is_the_unsplit_object(void **state) {
   (void)state;
   if (!*STROBE_CLANG) fail_msg("no clang to link with");
-  char dir[] = "/tmp/strobe-test-split.XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char one[128], two[128], cmd[512];
-  snprintf(one, sizeof one, "%s/one.o", dir);
-  snprintf(two, sizeof two, "%s/two.o", dir);
-
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMModuleRef m = big_module(ctx);
+  Scratch x;
+  scratch_begin(&x);
+  char one[128], two[128];
+  snprintf(one, sizeof one, "%s/one.o", x.dir);
+  snprintf(two, sizeof two, "%s/two.o", x.dir);
+  LLVMModuleRef m = module(x.ctx, BIG);
   char *error = NULL;
-  LLVMTargetMachineRef tm = emit_target_machine(1, true, &error);
-  assert_non_null(tm);
-  if (!emit_module(m, tm, EMIT_KIND_OBJ, one, &error)) fail_msg("%s", error);
-  if (!emit_object_split(m, tm, 2, two, &error)) fail_msg("%s", error);
-  snprintf(cmd, sizeof cmd, "ls %s", dir);
-  char *names = run(cmd);
+  if (!emit_module(m, x.tm, EMIT_KIND_OBJ, one, &error)) fail_msg("%s", error);
+  if (!emit_object_split(m, x.tm, 2, two, &error)) fail_msg("%s", error);
+  char *names = about("ls %s", x.dir);
   assert_string_equal(names, "one.o\ntwo.o\n"); /* no part left behind */
-  free(names);
 
   /* The symbols are the unsplit object's, each local or global as there. */
-  snprintf(cmd, sizeof cmd, "nm %s | sed 's/^[0-9a-f]* //' | sort", one);
-  char *syms_one = run(cmd);
-  snprintf(cmd, sizeof cmd, "nm %s | sed 's/^[0-9a-f]* //' | sort", two);
-  char *syms_two = run(cmd);
+  char *syms_one = about("nm %s | sed 's/^[0-9a-f]* //' | sort", one);
+  char *syms_two = about("nm %s | sed 's/^[0-9a-f]* //' | sort", two);
   assert_string_equal(syms_one, syms_two);
   assert_non_null(strstr(syms_two, "t strobe_split_helper\n"));
   assert_non_null(strstr(syms_two, "d strobe_split_counter\n"));
@@ -113,58 +138,40 @@ static void test_split_is_the_unsplit_object(void **state) {
 
   /* Split it is: f0's call to helper crosses parts, so the joined object relocates it
    * against the (now local) symbol, where the unsplit one resolved it in place. */
-  snprintf(cmd, sizeof cmd, "readelf -r %s | grep -c strobe_split_helper || true", one);
-  char *relocs_one = run(cmd);
-  snprintf(cmd, sizeof cmd, "readelf -r %s | grep -c strobe_split_helper || true", two);
-  char *relocs_two = run(cmd);
+  char *relocs_one = about("readelf -r %s | grep -c strobe_split_helper || true", one);
+  char *relocs_two = about("readelf -r %s | grep -c strobe_split_helper || true", two);
   assert_string_equal(relocs_one, "0\n");
   assert_string_equal(relocs_two, "1\n");
 
-  char *out_one = link_and_run(dir, one);
-  char *out_two = link_and_run(dir, two);
+  char *out_one = link_and_run(x.dir, one);
+  char *out_two = link_and_run(x.dir, two);
   assert_string_equal(out_one, out_two);
 
-  free(syms_one);
-  free(syms_two);
-  free(relocs_one);
-  free(relocs_two);
-  free(out_one);
-  free(out_two);
-  LLVMDisposeTargetMachine(tm);
+  char *all[] = {names, syms_one, syms_two, relocs_one, relocs_two, out_one, out_two};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
   LLVMDisposeModule(m);
-  LLVMContextDispose(ctx);
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  assert_int_equal(system(cmd), 0);
+  scratch_end(&x);
 }
 
-/* A module too small to split is written by emit_module, in this process. */
+/* A module too small to split is one part: its call to helper is resolved in place,
+ * and no part file is left. */
 static void test_small_module_is_not_split(void **state) {
   (void)state;
-  char dir[] = "/tmp/strobe-test-split.XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char path[128], cmd[512];
-  snprintf(path, sizeof path, "%s/small.o", dir);
-  LLVMContextRef ctx = LLVMContextCreate();
-  LLVMModuleRef m = LLVMModuleCreateWithNameInContext("small", ctx);
-  LLVMTypeRef i64 = LLVMInt64TypeInContext(ctx);
-  LLVMValueRef f = LLVMAddFunction(m, "strobe_split_small", LLVMFunctionType(i64, &i64, 1, 0));
-  LLVMBuilderRef b = LLVMCreateBuilderInContext(ctx);
-  LLVMPositionBuilderAtEnd(b, LLVMAppendBasicBlockInContext(ctx, f, "entry"));
-  LLVMBuildRet(b, LLVMGetParam(f, 0));
-  LLVMDisposeBuilder(b);
+  Scratch x;
+  scratch_begin(&x);
+  char path[128];
+  snprintf(path, sizeof path, "%s/small.o", x.dir);
+  LLVMModuleRef m = module(x.ctx, 10);
   char *error = NULL;
-  LLVMTargetMachineRef tm = emit_target_machine(1, true, &error);
-  if (!emit_object_split(m, tm, 8, path, &error)) fail_msg("%s", error);
-  /* Written whole by emit_module: no part files, no joined file left beside it. */
-  snprintf(cmd, sizeof cmd, "ls %s", dir);
-  char *names = run(cmd);
+  if (!emit_object_split(m, x.tm, 8, path, &error)) fail_msg("%s", error);
+  char *relocs = about("readelf -r %s | grep -c strobe_split_helper || true", path);
+  assert_string_equal(relocs, "0\n");
+  char *names = about("ls %s", x.dir);
   assert_string_equal(names, "small.o\n");
+  free(relocs);
   free(names);
-  LLVMDisposeTargetMachine(tm);
   LLVMDisposeModule(m);
-  LLVMContextDispose(ctx);
-  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-  assert_int_equal(system(cmd), 0);
+  scratch_end(&x);
 }
 
 int main(void) {
