@@ -49,10 +49,9 @@ typedef struct {
 
 typedef struct {
   LLVMValueRef *fns; /* the module's defined functions, in order */
-  unsigned *part;    /* the part of each */
   size_t nfns;
   unsigned nparts;
-  FnPart *by_fn;     /* the same, sorted by fn, for part_of_function */
+  FnPart *by_fn;     /* each function's part, sorted by function (part_of_function) */
 } Split;
 
 static size_t instructions(LLVMValueRef fn) {
@@ -91,18 +90,15 @@ static bool plan(LLVMModuleRef m, unsigned jobs, Split *s) {
     free(size);
     return false;
   }
-  s->part = malloc(s->nfns * sizeof *s->part);
-  if (!s->part) abort();
+  s->by_fn = malloc(s->nfns * sizeof *s->by_fn);
+  if (!s->by_fn) abort();
   size_t done = 0;
   for (size_t i = 0; i < s->nfns; i++) {
     unsigned p = (unsigned)(done * s->nparts / total);
-    s->part[i] = p < s->nparts ? p : s->nparts - 1;
+    s->by_fn[i] = (FnPart){s->fns[i], p < s->nparts ? p : s->nparts - 1};
     done += size[i];
   }
   free(size);
-  s->by_fn = malloc(s->nfns * sizeof *s->by_fn);
-  if (!s->by_fn) abort();
-  for (size_t i = 0; i < s->nfns; i++) s->by_fn[i] = (FnPart){s->fns[i], s->part[i]};
   qsort(s->by_fn, s->nfns, sizeof *s->by_fn, by_fn);
   return true;
 }
@@ -113,8 +109,9 @@ static unsigned part_of_function(const Split *s, LLVMValueRef fn) {
   return hit ? hit->part : 0;
 }
 
-/* The part that uses v through user u (an instruction, a variable's initializer, or a
- * constant expression, followed to its own users); `mixed` once two parts do. */
+/* The part whose definitions use v: through an instruction, a variable's initializer
+ * (part 0), a function's prefix data, or a constant expression, followed to its own
+ * users.  PART_NONE when nothing uses it, PART_MIXED once two parts do. */
 enum { PART_NONE = UINT32_MAX, PART_MIXED = UINT32_MAX - 1 };
 
 static unsigned join(unsigned a, unsigned b) {
@@ -182,8 +179,8 @@ static char *promote(LLVMModuleRef m, const Split *s, size_t *len) {
  * the same name and type (its uses moved to it), a variable loses its initializer. */
 static void keep_part(LLVMModuleRef m, const Split *s, unsigned p) {
   for (size_t i = 0; i < s->nfns; i++) {
-    if (s->part[i] == p) continue;
-    LLVMValueRef f = s->fns[i];
+    if (s->by_fn[i].part == p) continue;
+    LLVMValueRef f = s->by_fn[i].fn;
     size_t n;
     const char *name = LLVMGetValueName2(f, &n);
     char *copy = strndup(name, n);
@@ -310,7 +307,6 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
   free(pids);
   free(names);
   free(s.fns);
-  free(s.part);
   free(s.by_fn);
   return ok;
 }

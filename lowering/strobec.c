@@ -369,7 +369,7 @@ static bool compile(const Options *o) {
   ok = ok && (tm || report(&d, error));
   ok = ok && (TIMED(T_OPTIMIZE, emit_optimize(m, tm, o->opt_level, &error)) || report(&d, error));
   const char *path = o->output ? o->output : "-";
-  ok = ok && (TIMED(T_EMIT, o->kind == EMIT_KIND_OBJ && o->jobs > 1
+  ok = ok && (TIMED(T_EMIT, o->kind == EMIT_KIND_OBJ
                                 ? emit_object_split(m, tm, o->jobs, path, &error)
                                 : emit_module(m, tm, o->kind, path, &error)) ||
               report(&d, error));
