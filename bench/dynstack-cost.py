@@ -24,7 +24,7 @@
 # same, and bookworm's valgrind cannot read every DWARF a build may carry) and takes the
 # best wall time of RUNS runs.  For s1 and s2 the same build once more with
 # --strobec-opt=--count-ticks, run with STROBE_OPTIONS=report_at_exit=1, gives the ticks
-# executed (the runtime's statistics, abi/stats.def; uncounted code counts none), and so
+# executed (the runtime's statistics, intrinsics/stats.def; uncounted code counts none), and so
 # the instrumentation's own instructions per tick, (Ir(s) - Ir(s0)) / ticks.
 #
 # It then checks the targets of issue 11:

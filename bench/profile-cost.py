@@ -228,7 +228,7 @@ def parse_span(src):
     return None
 
 
-# ---- the executable's tick descriptors (abi/tickdesc.def: 56 bytes, x86-64) -----------
+# ---- the executable's tick descriptors (intrinsics/tickdesc.def: 56 bytes, x86-64) -----------
 
 DESC = struct.Struct("<6I4Q")  # kind line1 col1 line2 col2 flags function file code parent
 

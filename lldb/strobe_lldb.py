@@ -54,7 +54,7 @@ from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
 #
 # Every layout this module knows comes from strobe_abi.py, beside this file: the build
 # generates it from the runtime's header (lldb/strobe_abi_gen.c: sizeof and offsetof on
-# the structs that rts/strobe/dynstack.h expands from abi/), and installs it with this
+# the structs that rts/strobe/dynstack.h expands from intrinsics/), and installs it with this
 # module.  docs/registry.md documents the layouts.  x86-64, little-endian.
 
 def _load_abi():
@@ -224,7 +224,7 @@ class Registry:
     @staticmethod
     def stats(header, threads, heads):
         """(name, value, help) rows for `strobe stats`, the runtime's own statistics
-        (abi/stats.def, in its order): each the counter of its name, the exited
+        (intrinsics/stats.def, in its order): each the counter of its name, the exited
         threads' plus every live one's (a live thread counts its ticks in its head),
         but `threads`, the live and exited threads."""
         def total(name):

@@ -99,7 +99,7 @@ void diag_note(Diag *d, const CmmSource *s, CmmLoc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* An error of no place in a source: `strobec: error: message`.  Every phase's error
  * without a location reaches the user through here (a phase formats it with
- * abi/errfmt.h's strobe_fail; strobec passes it on). */
+ * intrinsics/errfmt.h's strobe_fail; strobec passes it on). */
 void diag_tool_error(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Broken invariants: strobe's own file and line, exit status 70 (EX_SOFTWARE). */

@@ -40,7 +40,7 @@
 
 /* ---- errors -------------------------------------------------------------------- */
 
-/* Messages are formatted by strobe's one formatter (abi/errfmt.h). */
+/* Messages are formatted by strobe's one formatter (intrinsics/errfmt.h). */
 #define fail strobe_fail
 
 /* fail() with a message LLVM allocated, which is disposed of here. */

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Messages are formatted by strobe's one formatter (abi/errfmt.h). */
+/* Messages are formatted by strobe's one formatter (intrinsics/errfmt.h). */
 #define failf strobe_fail
 
 static CmmExpr *int_expr(Arena *a, uint64_t v, unsigned width) {

@@ -32,8 +32,8 @@
 #include "attributes.h"
 #include "llvm_types.h"
 
-/* The pseudo-intrinsics (abi/intrinsics.def), and the tick descriptor whose fields
- * abi/tickdesc.def gives (StrobeTickDesc, STROBE_DESC_IDX_*). */
+/* The pseudo-intrinsics (intrinsics/intrinsics.def), and the tick descriptor whose fields
+ * intrinsics/tickdesc.def gives (StrobeTickDesc, STROBE_DESC_IDX_*). */
 enum {
 #define STROBE_INTRINSIC(id, name, rts, nargs, a1, a2) LW_##id,
 #include "intrinsics.def"

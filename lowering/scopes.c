@@ -179,7 +179,7 @@ static void link_node(Builder *b, NodeBuild *nb, Buf *scratch) {
 
 /* ---- best notes ------------------------------------------------------------------- */
 
-/* Positions compare as every part compares them (abi/span.h). */
+/* Positions compare as every part compares them (intrinsics/span.h). */
 #define pos_cmp strobe_pos_cmp
 
 typedef struct Cand {

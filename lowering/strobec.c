@@ -326,7 +326,7 @@ static bool print_text(const Options *o, FILE *out) {
   return ok;
 }
 
-/* A phase's error (malloc'd, abi/errfmt.h) to the user, through the Diag. */
+/* A phase's error (malloc'd, intrinsics/errfmt.h) to the user, through the Diag. */
 static bool report(Diag *d, char *error) {
   diag_tool_error(d, "%s", error ? error : "out of memory");
   free(error);

@@ -13,7 +13,7 @@
  * A function is instrumented when its Haskell name is not in a [never] section and
  * either it carries the string attribute "strobe-instrument" (what strobec records) or
  * the options select its name.  Its Haskell name is its string attribute "strobe-name",
- * else its DISubprogram's name, else its LLVM name (the attributes: abi/attributes.h).
+ * else its DISubprogram's name, else its LLVM name (the attributes: intrinsics/attributes.h).
  *
  * strobec links this file (strobe_plugin_core); StrobePlugin.so wraps it for opt-22 and
  * clang-22.  LLVM-C only; errors come back as malloc'd strings; nothing exits. */

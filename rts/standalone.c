@@ -29,7 +29,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* ---- the capability's layout is abi/globalregs.def's ---------------------------------- */
+/* ---- the capability's layout is intrinsics/globalregs.def's ---------------------------------- */
 
 _Static_assert(sizeof(void *) == 8, "the register table has GHC's x86-64 layout");
 

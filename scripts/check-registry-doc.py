@@ -3,7 +3,7 @@
 
 docs/registry.md prints the registry's and the tick descriptor's layouts for human
 readers: a table per record (offset, type, field), sizes, the magic, the version, flag
-bits, and a few of those numbers again in its prose.  The ABI's one home is abi/ (and
+bits, and a few of those numbers again in its prose.  The ABI's one home is intrinsics/ (and
 rts/strobe/dynstack.h, which expands it); the build writes what it says, with sizeof and
 offsetof, into build/lldb/strobe_abi.py (lldb/strobe_abi_gen.c).  This script compares
 every number of the page with that file:

@@ -426,7 +426,7 @@ static const char *dump_text(uintptr_t sp, int *n) {
 
 /* ---- the fixtures ----------------------------------------------------------------- */
 
-/* a's span strictly contains b's: the one rule (abi/span.h). */
+/* a's span strictly contains b's: the one rule (intrinsics/span.h). */
 static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
   return strobe_span_encloses(STROBE_SPAN_OF(a), STROBE_SPAN_OF(b));
 }

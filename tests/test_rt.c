@@ -143,7 +143,7 @@ static void test_bad_option_stops_the_program(void **state) {
 
 /* ---- the capability --------------------------------------------------------------- */
 
-/* Offsets from BaseReg, as abi/globalregs.def has them. */
+/* Offsets from BaseReg, as intrinsics/globalregs.def has them. */
 enum {
 #define X(id, name, type, offset) OFF_##id = offset,
 #include "globalregs.def"

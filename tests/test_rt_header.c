@@ -1,4 +1,4 @@
-/* test_rt_header.c — the runtime's public header against abi/intrinsics.def.
+/* test_rt_header.c — the runtime's public header against intrinsics/intrinsics.def.
  *
  * strobe/dynstack.h declares the intrinsics' slow paths by expanding the table, and
  * pins them with _Static_assert; this test reads the header the way a compiler does
@@ -65,7 +65,7 @@ static void test_header_declares_every_intrinsic(void **state) {
   (void)state;
   CXIndex index = clang_createIndex(0, 1);
   const char *args[] = {"-x", "c", "-std=c17", "-I" STROBE_SOURCE_DIR "/rts",
-                        "-I" STROBE_SOURCE_DIR "/abi"};
+                        "-I" STROBE_SOURCE_DIR "/intrinsics"};
   CXTranslationUnit tu = clang_parseTranslationUnit(
       index, STROBE_SOURCE_DIR "/rts/strobe/dynstack.h", args, sizeof args / sizeof *args, NULL, 0,
       CXTranslationUnit_None);

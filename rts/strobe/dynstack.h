@@ -33,20 +33,20 @@ extern "C" {
 #define STROBE_THREAD_LOCAL _Thread_local
 #endif
 
-/* The layouts are those of abi/registry.def and abi/tickdesc.def: a struct's fields
+/* The layouts are those of intrinsics/registry.def and intrinsics/tickdesc.def: a struct's fields
  * from its rows (STROBE_MEMBER), each offset pinned (STROBE_PIN). */
 #include "registry.def"
 #include "stats.def"
 #define STROBE_MEMBER(type, name, ctype, ...) ctype name;
 #define STROBE_PIN(type, name, ctype, ...)                                                \
   STROBE_STATIC_ASSERT(offsetof(type, name) == STROBE_OFFSET_(__VA_ARGS__, 0),            \
-                       #type "." #name " is where abi/registry.def puts it");
+                       #type "." #name " is where intrinsics/registry.def puts it");
 #define STROBE_OFFSET_(offset, ...) (offset) /* a row's OFFSET (its LLVM column aside) */
 
 /* ==== 1. Tick descriptors ============================================================
 
    One per Haskell function and source note, emitted by the lowering as a constant
-   (the LLVM struct of abi/llvm_types.h, `align 8`) in the section
+   (the LLVM struct of intrinsics/llvm_types.h, `align 8`) in the section
    STROBE_TICK_SECTION.  The runtime compares descriptors by address and by content,
    never writes them, and enumerates them through the linker's __start_/__stop_
    symbols of that section (strobe_tick_descs), so the section MUST hold descriptors
@@ -462,7 +462,7 @@ int strobe_dynstack_dump(int fd);
  * reader that knows the current Sp does (docs/design.md); sp 0 leaves out nothing. */
 int strobe_dynstack_dump_at(int fd, uintptr_t sp);
 
-/* Totals over all threads, live and exited: the rows of abi/stats.def. */
+/* Totals over all threads, live and exited: the rows of intrinsics/stats.def. */
 
 typedef struct StrobeStats {
 #define STROBE_STAT_FIELD(name, help) uint64_t name;

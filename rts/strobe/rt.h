@@ -27,7 +27,7 @@ typedef uint64_t StrobeWord;
 
 /* GHC's StgRegTable (x86-64, GHC 9.0), so that compiled Cmm finds every register that
  * is not pinned to a machine register where GHC's own code looks for it.  BaseReg
- * points here.  abi/globalregs.def gives the offsets; standalone.c pins them. */
+ * points here.  intrinsics/globalregs.def gives the offsets; standalone.c pins them. */
 typedef struct StrobeRegTable {
   StrobeWord R1, R2, R3, R4, R5, R6, R7, R8, R9, R10; /* 0 */
   float F1, F2, F3, F4, F5, F6;                       /* 80 */

@@ -1,5 +1,5 @@
-/* llvm_types.h — the ABI's records as LLVM sees them, from abi/tickdesc.def and
- * abi/registry.def: the compiler's side (the lowering and the plugin; not installed).
+/* llvm_types.h — the ABI's records as LLVM sees them, from intrinsics/tickdesc.def and
+ * intrinsics/registry.def: the compiler's side (the lowering and the plugin; not installed).
  *
  * The lowering builds each tick descriptor as a constant of strobe_desc_llvm_type, one
  * operand per row of tickdesc.def, in its order; the plugin reads the operands back by
