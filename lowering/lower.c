@@ -498,22 +498,25 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
   const CmmSrcNote *note = node->first;
   const ScopeNode *entry = scopes_block_node(F->tree, F->decl, F->pp); /* the function's */
   LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
-  if (k == F->pp && tk_ret_on_entry(k, F->pi->continuation)) lw_call_intrinsic(F, LW_RET, NULL);
+  if (k == F->pp && tk_ret_on_entry(k, F->pi->continuation)) lw_call_intrinsic(F, LW_RET, NULL, 0);
+  int64_t entry_sp = TK_UNKNOWN; /* the entry Sp's offset from Sp here (tk_track_sp) */
   for (uint32_t i = 0; i < blk->nstmts; i++) {
     const CmmStmt *s = &blk->stmts[i];
+    tk_track_sp(s, &entry_sp);
     switch (s->kind) {
     case CMM_S_TICK: /* finer than the block's note: code after a tick within it */
       if (!note || dw_note_within(note, &s->u.tick)) {
         note = &s->u.tick;
         LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
       }
-      if (tk_ticks(L->o->ticks, entry, &s->u.tick)) lw_call_intrinsic(F, LW_TICK, &s->u.tick);
+      if (tk_ticks(L->o->ticks, entry, &s->u.tick))
+        lw_call_intrinsic(F, LW_TICK, &s->u.tick, tk_wm_offset(&F->pi->frames, k, entry_sp));
       break;
     case CMM_S_COMMENT:
     case CMM_S_UNWIND: break;
     case CMM_S_ASSIGN:
       lw_assign(F, s->u.assign.lhs, lw_expr(F, s->u.assign.rhs));
-      if (tk_pops(s)) lw_call_intrinsic(F, LW_POP, NULL);
+      if (tk_pops(s)) lw_call_intrinsic(F, LW_POP, NULL, 0);
       break;
     case CMM_S_STORE:
       LLVMBuildStore(L->b, lw_expr(F, s->u.store.rhs), address(F, s->u.store.addr));
@@ -617,6 +620,7 @@ static ProcInfo *declare_proc(Lowering *L, const CmmProc *p, uint32_t g, uint32_
   pi->name = pi->function =
       lw_haskell_name(L->a, entry_table ? entry_table->label : p->label, L->module);
   pi->continuation = tk_proc(L->plan, g, i)->continuation;
+  pi->frames = tk_frames(p, L->a);
   for (uint32_t k = 0; k < p->nblocks; k++) {
     if (!pi->pp[k]) continue;
     const CmmInfoTable *it = table_of(p, k);

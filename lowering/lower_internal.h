@@ -92,6 +92,7 @@ typedef struct ProcInfo {
   const char *function;  /* the Haskell function its code belongs to, for tick
                             descriptors: a thunk's or continuation's is its binding's */
   bool continuation;     /* GHC's -fllvm split continuation (`_c1JV`) */
+  TkFrames frames;       /* where its ticks' watermarks are (tk_frames) */
 } ProcInfo;
 
 /* ---- one LLVM function ---------------------------------------------------------- */
@@ -171,7 +172,7 @@ void lw_name_definition(Lowering *L, CmmLoc loc, const char *label, LLVMValueRef
 
 /* A call of intrinsic id (LW_TICK, LW_POP, LW_RET) with the current Sp, and for a tick
  * the descriptor of note; nothing with --no-intrinsics. */
-void lw_call_intrinsic(Fn *F, int id, const CmmSrcNote *note);
+void lw_call_intrinsic(Fn *F, int id, const CmmSrcNote *note, int64_t sp_offset);
 /* Every descriptor's initializer, with the parent and flags of the (linked) ticks stage. */
 void lw_set_parents(Lowering *L);
 

@@ -85,14 +85,16 @@ void lw_set_parents(Lowering *L) {
   }
 }
 
-/* A call of intrinsic id with the current Sp (and a descriptor for a tick). */
-void lw_call_intrinsic(Fn *F, int id, const CmmSrcNote *note) {
+/* A call of intrinsic id with the current Sp plus sp_offset (and a descriptor for a
+ * tick, whose watermark is at that offset: Note [A tick's watermark] in ticks.c). */
+void lw_call_intrinsic(Fn *F, int id, const CmmSrcNote *note, int64_t sp_offset) {
   Lowering *L = F->L;
   if (L->o->no_intrinsics) return;
   LLVMValueRef args[2];
   unsigned n = 0;
   if (intrinsics[id].desc) args[n++] = tick_desc(F, note);
-  args[n++] = lw_read_global(F, CMM_REG_SP, 0);
+  LLVMValueRef sp = lw_read_global(F, CMM_REG_SP, 0);
+  args[n++] = sp_offset ? LLVMBuildAdd(L->b, sp, lw_word(L, sp_offset), "wm") : sp;
   LLVMValueRef fn = intrinsic_fn(L, id);
   LLVMBuildCall2(L->b, LLVMGlobalGetValueType(fn), fn, args, n, "");
 }

@@ -72,6 +72,122 @@ bool tk_pops(const CmmStmt *s) {
   return true;
 }
 
+/* Note [A tick's watermark]
+   ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+   A tick's entry must stay while the code it counts for may still run, and go when
+   that code has finished: when the continuation it returns to is entered, or unwound
+   past (Note [Watermarks] in strobe/dynstack.h).  So its watermark is the address of
+   that continuation, not the Sp at the tick: GHC's code pops its own temporaries, and
+   sometimes its arguments, before a tail call (`Sp = Sp + 16; call stg_ap_pp_fast` into
+   `error`), which leaves Sp above the Sp of the tick while the frame that code returns
+   to is still there.  The Cmm says where that frame is, in bytes from the proc's entry
+   Sp (GHC.Cmm.LayoutStack's Old area):
+     - the Old area, the incoming arguments and the return address, is arg_space bytes
+       from the entry Sp up: the symbolic dump prints it; in a raw dump, every jump
+       (a call that returns to nothing, `res: 0`) passes its arguments in the Old
+       area, which ends `args` bytes above its Sp;
+     - a call's `upd: U` says the frame its code returns to (an update frame, or else
+       the return address) is U bytes below the Old area's end: at entry + arg_space - U;
+     - `unwind Sp = Just Sp + k` says the entry Sp is k bytes above Sp.
+   A tick's code returns where the calls it leads to return: the block's call, or the
+   first call found through its gotos and branches.  Where a proc says none of it, the
+   tick's watermark is Sp, as before. */
+
+void tk_track_sp(const CmmStmt *s, int64_t *k) {
+  if (s->kind == CMM_S_UNWIND) {
+    for (uint32_t i = 0; i < s->u.unwind.n; i++) {
+      const CmmUnwind *u = &s->u.unwind.regs[i];
+      if (u->reg != CMM_REG_SP) continue;
+      const CmmExpr *e = u->expr;
+      *k = TK_UNKNOWN;
+      if (e && e->kind == CMM_E_GLOBAL && e->u.global.reg == CMM_REG_SP) *k = 0;
+      else if (e && e->kind == CMM_E_REGOFF && e->u.regoff.reg->kind == CMM_E_GLOBAL &&
+               e->u.regoff.reg->u.global.reg == CMM_REG_SP)
+        *k = e->u.regoff.offset;
+      else if (e && e->kind == CMM_E_MACHOP && e->u.mo.op == CMM_MO_ADD) {
+        const CmmExpr *x = e->u.mo.args[0], *n = e->u.mo.args[1];
+        if (x->kind == CMM_E_GLOBAL && x->u.global.reg == CMM_REG_SP && n->kind == CMM_E_INT)
+          *k = n->u.i.neg ? -(int64_t)n->u.i.mag : (int64_t)n->u.i.mag;
+      }
+    }
+    return;
+  }
+  if (s->kind != CMM_S_ASSIGN || s->u.assign.lhs->kind != CMM_E_GLOBAL ||
+      s->u.assign.lhs->u.global.reg != CMM_REG_SP || *k == TK_UNKNOWN)
+    return;
+  const CmmExpr *rhs = s->u.assign.rhs;
+  int64_t before = *k;
+  *k = TK_UNKNOWN;
+  if (rhs->kind != CMM_E_MACHOP || (rhs->u.mo.op != CMM_MO_ADD && rhs->u.mo.op != CMM_MO_SUB))
+    return;
+  const CmmExpr *x = rhs->u.mo.args[0], *n = rhs->u.mo.args[1];
+  if (x->kind != CMM_E_GLOBAL || x->u.global.reg != CMM_REG_SP || n->kind != CMM_E_INT) return;
+  int64_t by = n->u.i.neg ? -(int64_t)n->u.i.mag : (int64_t)n->u.i.mag;
+  *k = rhs->u.mo.op == CMM_MO_ADD ? before - by : before + by; /* Sp = Sp + by: nearer */
+}
+
+/* The blocks a terminator may go to next in its proc (at most 2 but for a switch). */
+static uint32_t successors(const CmmStmt *s, uint32_t *out, uint32_t max) {
+  uint32_t n = 0;
+  switch (s->kind) {
+  case CMM_S_GOTO: out[n++] = s->u.goto_.target.index; break;
+  case CMM_S_IF:
+    out[n++] = s->u.if_.then_.index;
+    out[n++] = s->u.if_.else_.index;
+    break;
+  case CMM_S_SWITCH:
+    for (uint32_t i = 0; i < s->u.sw.ncases && n < max; i++) out[n++] = s->u.sw.cases[i].target.index;
+    if (s->u.sw.has_default && n < max) out[n++] = s->u.sw.default_.index;
+    break;
+  default: break;
+  }
+  return n;
+}
+
+/* A call that returns to nothing: a tail call, or a return.  The -fllvm pipeline's
+ * procs split at proc points print no `returns to` for the calls that do return, but
+ * those say `res:` of at least the return address's 8 bytes. */
+static bool is_jump(const CmmStmt *s) { return !s->u.call.returns && s->u.call.res == 0; }
+
+TkFrames tk_frames(const CmmProc *p, Arena *a) {
+  /* GHC's -fllvm pipeline prints 0 for the procs it split at proc points: not a size */
+  TkFrames f = {.arg_space = p->has_arg_space && p->arg_space > 0 ? p->arg_space : TK_UNKNOWN};
+  f.upd = arena_alloc(a, (p->nblocks ? p->nblocks : 1) * sizeof *f.upd);
+  for (uint32_t b = 0; b < p->nblocks; b++) {
+    const CmmBlock *blk = &p->blocks[b];
+    int64_t k = TK_UNKNOWN;
+    f.upd[b] = TK_UNKNOWN;
+    for (uint32_t i = 0; i < blk->nstmts; i++) {
+      const CmmStmt *s = &blk->stmts[i];
+      if (s->kind == CMM_S_CALL) {
+        f.upd[b] = s->u.call.upd;
+        if (is_jump(s) && k != TK_UNKNOWN && f.arg_space == TK_UNKNOWN)
+          f.arg_space = s->u.call.args - k;
+      }
+      tk_track_sp(s, &k);
+    }
+  }
+  /* a block that ends in a goto, branch or switch returns where its successors do */
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+      const CmmBlock *blk = &p->blocks[b];
+      if (f.upd[b] != TK_UNKNOWN || blk->nstmts == 0) continue;
+      uint32_t next[8];
+      uint32_t n = successors(&blk->stmts[blk->nstmts - 1], next, 8);
+      for (uint32_t i = 0; i < n && f.upd[b] == TK_UNKNOWN; i++)
+        if (next[i] < p->nblocks && f.upd[next[i]] != TK_UNKNOWN) f.upd[b] = f.upd[next[i]];
+      changed |= f.upd[b] != TK_UNKNOWN;
+    }
+  }
+  return f;
+}
+
+int64_t tk_wm_offset(const TkFrames *f, uint32_t b, int64_t k) {
+  if (k == TK_UNKNOWN || f->arg_space == TK_UNKNOWN || f->upd[b] == TK_UNKNOWN) return 0;
+  return k + f->arg_space - f->upd[b];
+}
+
 /* A continuation is entered by a return: what was pushed at its depth is done. */
 bool tk_ret_on_entry(uint32_t pp, bool continuation) { return pp != 0 || continuation; }
 

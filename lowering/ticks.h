@@ -10,6 +10,8 @@
  *                 it belongs to) and whether it is entered by a return
  *   tk_pops       after which statements a pop goes (an assignment that may raise Sp)
  *   tk_ret_on_entry  which functions start with a ret (those entered by a return)
+ *   tk_frames, tk_wm_offset  where a tick's watermark is: the continuation its code
+ *                 returns to, as an offset from Sp (Note [A tick's watermark] in ticks.c)
  *   tk_ticks     which source notes tick: all, or a function's entry note (--ticks)
  *   tk_desc       the descriptor of a tick: one per (function, file, span) in the
  *                 module, numbered in order of first use
@@ -58,6 +60,30 @@ bool tk_pops(const CmmStmt *s);
 /* Whether the function that starts at proc point pp of its proc begins with a ret: a
  * return point (any proc point but the entry), or the entry of a continuation. */
 bool tk_ret_on_entry(uint32_t pp, bool continuation);
+
+/* ---- where a tick's watermark is (Note [A tick's watermark] in ticks.c) ---------- */
+
+/* What a proc's calls say of its frame: the size of its incoming area (the symbolic
+ * dump's arg_space, or what its jumps imply), and per block the update frame offset
+ * (`upd:`) of the calls the block leads to; TK_UNKNOWN where nothing says. */
+enum { TK_UNKNOWN = -1 };
+
+typedef struct TkFrames {
+  int64_t arg_space;
+  int64_t *upd; /* [block] */
+} TkFrames;
+
+TkFrames tk_frames(const CmmProc *p, Arena *a);
+
+/* The offset of the entry Sp from Sp after statement s, given it before s in *k
+ * (TK_UNKNOWN: not known): an `unwind Sp = Just Sp + k` says it, `Sp = Sp ± n` moves
+ * it, any other assignment to Sp loses it.  A block starts with TK_UNKNOWN. */
+void tk_track_sp(const CmmStmt *s, int64_t *k);
+
+/* The watermark of a tick in block b, where the entry Sp is Sp + k: the address of
+ * the continuation its code returns to, as an offset from Sp; 0 (Sp itself) where the
+ * proc does not say. */
+int64_t tk_wm_offset(const TkFrames *f, uint32_t b, int64_t k);
 
 /* ---- which source notes tick (--ticks) ------------------------------------------- */
 

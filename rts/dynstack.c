@@ -120,24 +120,68 @@ static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
 
 /* ---- the stack's primitive changes ------------------------------------------------ */
 
-/* The array is full: folds all but its newest quarter (at least one) into the marker
- * at entries[0], making it if there is none, and moves the rest down: k slots free.
- * The marker keeps the oldest one's watermark (Note [The entries and their
- * sentinels]).  Three quarters: a recursion deeper than the array then moves a third
- * of an entry per push (a half would move one, a quarter three). */
+/* Note [Folding]: the array is full (and as large as `capacity` lets it be).  The
+ * newest quarter stays as it is, and so do the KEEP_OLDEST oldest entries (the
+ * thread's first: `main`, a forked thread's action), so that a report always shows
+ * both ends.  Everything between, entries and the markers of earlier folds, is folded
+ * into at most MAX_MARKERS markers, each standing for a run of them: its watermark
+ * is the oldest one's, and `elided` how many entries it stands for.  A marker goes
+ * when that oldest entry's frame goes, so a run is never split from its frames, and
+ * a run never splits a level (the entries of one watermark, one frame's): the oldest
+ * EXACT_LEVELS levels of what is folded get a marker each (a computation that returns
+ * to one of them leaves nothing behind), the others share the rest evenly.  What is
+ * approximate: a marker of several levels counts all its entries until the oldest of
+ * them goes (docs/dynstack-ghc.md).  Past `capacity` a push then costs about one
+ * entry moved or read per push. */
+enum { KEEP_OLDEST = 4, MAX_MARKERS = 32, EXACT_LEVELS = 16 };
+
+static uint64_t count_of(const StrobeEntry *e) { return strobe_entry_is_dropped(e) ? e->elided : 1; }
+
+/* Groups items[0..n) (oldest first) into runs of whole levels, the first `exact` levels
+ * one run each and the rest runs of at least `size` entries; writes where each run
+ * starts to starts[] and returns how many runs there are, or 0 if more than max. */
+static uint32_t runs(const StrobeEntry *items, uint32_t n, uint32_t exact, uint64_t size,
+                     uint32_t *starts, uint32_t max) {
+  uint32_t m = 0, levels = 0;
+  uint64_t in_run = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    bool new_level = i == 0 || items[i].wm != items[i - 1].wm;
+    if (new_level && (levels <= exact || in_run >= size)) {
+      if (m == max) return 0;
+      starts[m++] = i;
+      in_run = 0;
+    }
+    levels += new_level;
+    in_run += count_of(&items[i]);
+  }
+  return m;
+}
+
 static void drop_oldest(StrobeThreadStack *s) {
-  uint32_t n = depth(s), k = s->capacity - (s->capacity / 4 > 0 ? s->capacity / 4 : 1);
-  StrobeEntry *marker = &s->entries[0];
-  uint64_t folded = k;
-  if (!strobe_entry_is_dropped(marker)) { /* entries[0] becomes the marker: one more */
-    *marker = (StrobeEntry){.desc = &strobe_dynstack_dropped_desc, .wm = marker->wm};
-    folded++;
+  uint32_t n = depth(s), c = s->capacity;
+  uint32_t keep_new = c / 4, oldest = c >= 64 ? KEEP_OLDEST : 0;
+  uint32_t max = c >= 64 ? MAX_MARKERS : 1, exact = c >= 64 ? EXACT_LEVELS : 0;
+  StrobeEntry *items = s->entries + oldest;
+  uint32_t nitems = n - keep_new - oldest;
+  uint64_t total = 0, folded = 0;
+  for (uint32_t i = 0; i < nitems; i++) {
+    total += count_of(&items[i]);
+    folded += !strobe_entry_is_dropped(&items[i]);
+  }
+  uint32_t starts[MAX_MARKERS], m = 0;
+  for (uint64_t size = (total + max - 1 - exact) / (max - exact); !m; size *= 2)
+    m = runs(items, nitems, exact, size, starts, max);
+  for (uint32_t j = 0; j < m; j++) { /* marker j is not after its run's first item */
+    uint32_t end = j + 1 < m ? starts[j + 1] : nitems;
+    uint64_t count = 0;
+    for (uint32_t i = starts[j]; i < end; i++) count += count_of(&items[i]);
+    items[j] = (StrobeEntry){.desc = &strobe_dynstack_dropped_desc,
+                             .wm = items[starts[j]].wm,
+                             .elided = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count};
   }
   bump(&s->counters.drops, folded);
-  uint64_t elided = marker->elided + folded;
-  marker->elided = elided > UINT32_MAX ? UINT32_MAX : (uint32_t)elided;
-  memmove(s->entries + 1, s->entries + 1 + k, (size_t)(n - 1 - k) * sizeof(StrobeEntry));
-  set_top(s->entries + (n - k) - 1);
+  memmove(items + m, items + nitems, (size_t)keep_new * sizeof(StrobeEntry));
+  set_top(items + m + keep_new - 1); /* which clears the slots the move left */
 }
 
 /* A thread's slots: the two sentinels, then capacity clear slots; NULL if they cannot be

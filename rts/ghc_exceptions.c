@@ -6,8 +6,9 @@
  * undefined reference to SYM to __wrap_SYM, and __real_SYM to the original):
  *
  *   raiseExceptionHelper  called by raise# and raiseIO# (GHC's Exception.cmm) on the
- *                         raising thread, before it unwinds the stack: a snapshot of
- *                         that thread's dynamic stack, and with report_raise a report;
+ *                         raising thread, to unwind the stack: a snapshot of that
+ *                         thread's dynamic stack before, and with report_raise a
+ *                         report; after, the entries of the unwound frames go;
  *   errorBelch2           called by base's top handler (GHC.TopHandler, and
  *                         GHC.Conc.Sync for a forkIO thread) to print the message of
  *                         an exception that nothing caught: the snapshot of its raise
@@ -100,7 +101,6 @@ void rt_ghc_exceptions_configure(bool uncaught, bool raise) {
 
 void rt_snapshot_take(RtSnapshot *snap, const StrobeThreadStack *s, uintptr_t sp) {
   snap->n = 0;
-  snap->older = 0;
   snap->busy = false;
   if (!s) return;
   snap->busy = s->busy != 0;
@@ -108,12 +108,28 @@ void rt_snapshot_take(RtSnapshot *snap, const StrobeThreadStack *s, uintptr_t sp
   /* the entries that the next pop at sp would remove are finished (Note [Watermarks]
    * in strobe/dynstack.h): the raise is at sp */
   while (i < depth && strobe_dynstack_at(s, i)->wm < sp) i++;
-  for (; i < depth; i++) {
-    const StrobeEntry *e = strobe_dynstack_at(s, i);
-    if (strobe_entry_is_dropped(e)) snap->older += e->elided; /* the oldest */
-    else if (snap->n < RT_SNAPSHOT_ENTRIES) snap->entries[snap->n++] = *e;
-    else snap->older++;
+  /* the newest, up to the stack's first marker; the oldest, from the bottom up to its
+   * last; the rest, markers and entries, is one marker */
+  uint32_t newest = i, oldest = depth;
+  while (newest < depth && newest - i < RT_SNAPSHOT_NEWEST &&
+         !strobe_entry_is_dropped(strobe_dynstack_at(s, newest)))
+    newest++;
+  while (oldest > newest && depth - oldest < RT_SNAPSHOT_OLDEST &&
+         !strobe_entry_is_dropped(strobe_dynstack_at(s, oldest - 1)))
+    oldest--;
+  for (uint32_t j = i; j < newest; j++) snap->entries[snap->n++] = *strobe_dynstack_at(s, j);
+  if (oldest > newest) {
+    uint64_t dropped = 0;
+    for (uint32_t j = newest; j < oldest; j++) {
+      const StrobeEntry *e = strobe_dynstack_at(s, j);
+      dropped += strobe_entry_is_dropped(e) ? e->elided : 1;
+    }
+    snap->entries[snap->n++] = (StrobeEntry){
+        .desc = &strobe_dynstack_dropped_desc,
+        .wm = strobe_dynstack_at(s, oldest - 1)->wm,
+        .elided = dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)dropped};
   }
+  for (uint32_t j = oldest; j < depth; j++) snap->entries[snap->n++] = *strobe_dynstack_at(s, j);
 }
 
 /* ---- the table -------------------------------------------------------------------- */
@@ -230,7 +246,7 @@ void rt_report_raise(int fd, uint64_t id, RtRaised how, const RtSnapshot *snap) 
     write_all(fd, h);
     return;
   }
-  if (snap->n == 0 && snap->older == 0) {
+  if (snap->n == 0) {
     line(h, sizeof h, what, id, "; the dynamic stack is empty\n");
     write_all(fd, h);
     return;
@@ -238,7 +254,7 @@ void rt_report_raise(int fd, uint64_t id, RtRaised how, const RtSnapshot *snap) 
   line(h, sizeof h, what, id,
        rethrow ? "; the dynamic stack at its first raise, newest first:\n"
                : "; the dynamic stack, newest first:\n");
-  rt_write_entries(fd, h, snap->entries, snap->n, snap->older, snap->busy);
+  rt_write_entries(fd, h, snap->entries, snap->n, snap->busy);
 }
 
 void rt_report_uncaught(int fd, uint64_t id, RtRaiseLookup what, const RtSnapshot *snap) {
@@ -250,9 +266,9 @@ void rt_report_uncaught(int fd, uint64_t id, RtRaiseLookup what, const RtSnapsho
     write_all(fd, h);
     return;
   }
-  if (what != RT_RAISE_SYNC || (snap->n == 0 && snap->older == 0)) return;
+  if (what != RT_RAISE_SYNC || snap->n == 0) return;
   line(h, sizeof h, "uncaught exception", id, "; the dynamic stack at its raise, newest first:\n");
-  rt_write_entries(fd, h, snap->entries, snap->n, snap->older, snap->busy);
+  rt_write_entries(fd, h, snap->entries, snap->n, snap->busy);
 }
 
 /* ---- the wraps -------------------------------------------------------------------- */
@@ -273,7 +289,12 @@ uintptr_t __wrap_raiseExceptionHelper(void *reg, void *tso, void *exception) {
                                    rt_ghc_tso_sp(tso), opt_raise ? &snap : NULL);
     if (opt_raise) rt_report_raise(STDERR_FILENO, id, how, &snap);
   }
-  return __real_raiseExceptionHelper(reg, tso, exception);
+  uintptr_t frame = __real_raiseExceptionHelper(reg, tso, exception);
+  /* The stack is unwound to the frame that handles the exception (a catch frame, or
+   * what else raiseExceptionHelper stops at), which Sp is now at: what returned to
+   * that frame or to one below it is gone, as after a return to it. */
+  if (tso) strobe_ret(rt_ghc_tso_sp(tso));
+  return frame;
 }
 
 void __wrap_errorBelch2(const char *fmt, char *msg) {

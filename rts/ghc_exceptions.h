@@ -12,22 +12,25 @@
 #pragma GCC visibility push(hidden)
 
 enum {
-  RT_SNAPSHOT_ENTRIES = 64, /* entries copied at a raise, the newest */
+  RT_SNAPSHOT_NEWEST = 48,  /* entries copied at a raise: the newest, */
+  RT_SNAPSHOT_OLDEST = 15,  /* the oldest, */
+  RT_SNAPSHOT_ENTRIES = RT_SNAPSHOT_NEWEST + 1 + RT_SNAPSHOT_OLDEST, /* a marker between */
   RT_RAISE_SLOTS = 64,      /* slots of the table: thread id modulo this */
   RT_RAISE_RECORDS = 2,     /* raises kept per slot */
 };
 
-/* A copy of the newest live entries of a thread's dynamic stack. */
+/* A copy of the live entries of a thread's dynamic stack, newest first, as a report
+ * prints them: its newest and its oldest, and between them a marker of dropped entries
+ * (strobe_entry_is_dropped) counting those not copied, the stack's own markers' too. */
 typedef struct RtSnapshot {
   uint32_t n;      /* entries[0..n), newest first */
   bool busy;       /* the stack was changing (a slow path was interrupted) */
-  uint64_t older;  /* live entries not copied, and the stack's dropped ones */
   StrobeEntry entries[RT_SNAPSHOT_ENTRIES];
 } RtSnapshot;
 
-/* Copies s's newest entries (at most RT_SNAPSHOT_ENTRIES) into snap, leaving out those
- * that the next pop at sp would remove: the stale ones above the raise.  s may be
- * NULL (no stack: an empty snapshot). */
+/* Copies s's live entries into snap: those that the next pop at sp would not remove
+ * (the stale ones above the raise go), at most RT_SNAPSHOT_NEWEST of the newest and
+ * RT_SNAPSHOT_OLDEST of the oldest.  s may be NULL (no stack: an empty snapshot). */
 void rt_snapshot_take(RtSnapshot *snap, const StrobeThreadStack *s, uintptr_t sp);
 
 typedef struct RtRaiseRecord {

@@ -637,6 +637,7 @@ static void sample(uintptr_t pc) {
     uintptr_t prev_wm = 0;
     for (const StrobeEntry *e = top; e > base; e--) {
       const StrobeTickDesc *d = e->desc;
+      if (d == &strobe_dynstack_dropped_desc) flags |= RT_PROF_TRUNCATED; /* entries folded */
       if (!valid_desc(d) || !d->function) continue;
       /* One frame per function, from the newest entry down: the entry just newer than
          this one (prev_desc) is of the same frame if it is of the same function and at
@@ -657,7 +658,6 @@ static void sample(uintptr_t pc) {
       prev_desc = d;
       prev_wm = e->wm;
     }
-    if (top >= s->entries && strobe_entry_is_dropped(s->entries)) flags |= RT_PROF_TRUNCATED;
   }
   for (uint32_t i = 0; i < n / 2; i++) { /* root first */
     const char *x = frames[i];

@@ -115,9 +115,11 @@ bool rt_report_full;
 
 static bool full_report(void) { return __atomic_load_n(&rt_report_full, __ATOMIC_RELAXED); }
 
-/* `#n Main.fact at Fact.hs:15:10-25 (x3) (tail)`, and the tail calls elided below it:
- * the frame of entries newest..oldest (one entry: both the same). */
-static void put_frame(Out *o, uint64_t n, const StrobeEntry *newest, const StrobeEntry *oldest) {
+/* `#n Main.fact at Fact.hs:15:10-25 (x3) (tail) (×k)`, and the tail calls elided
+ * below it: the frame of entries newest..oldest (one entry: both the same), which
+ * stands for k identical frames in a row. */
+static void put_frame(Out *o, uint64_t n, const StrobeEntry *newest, const StrobeEntry *oldest,
+                      uint64_t k) {
   const StrobeEntry *e = newest;
   const StrobeTickDesc *d = e->desc;
   put(o, "#");
@@ -136,11 +138,71 @@ static void put_frame(Out *o, uint64_t n, const StrobeEntry *newest, const Strob
     put(o, ")");
   }
   if (e->flags & STROBE_ENTRY_TAIL) put(o, " (tail)");
+  if (k > 1) {
+    put(o, " (×");
+    put_u64(o, k);
+    put(o, ")");
+  }
   put(o, "\n");
   if (oldest->elided > 0) {
     put(o, "   ... ");
     put_count(o, oldest->elided, "tail call elided\n", "tail calls elided\n");
   }
+}
+
+/* Note [Runs of frames]: a recursion shows as the same frame many times over; a report
+ * prints a run of identical frames (the same expressions, marks and counts) once, with
+ * how many it stands for, `(×297)`, and numbers the frames below it as if it had
+ * printed them all. */
+static bool same_frame(const StrobeEntry *n1, const StrobeEntry *o1, const StrobeEntry *n2,
+                       const StrobeEntry *o2) {
+  return n1->desc == n2->desc && o1->desc == o2->desc && n1->flags == n2->flags &&
+         o1->repeats == o2->repeats && o1->elided == o2->elided;
+}
+
+/* Prints n entries, newest first, the i-th at first + i * step: frames (Note [One
+ * frame per activation]) unless report_full is on, runs of identical frames as one
+ * line (Note [Runs of frames]), and a line for each run of markers (Note [Folding] in
+ * dynstack.c) counting the entries they stand for.  Returns the frames printed. */
+static uint64_t put_entries(Out *o, const StrobeEntry *first, ptrdiff_t step, uint32_t n) {
+  bool full = full_report();
+  uint64_t frames = 0, not_kept = 0, run = 0;
+  const StrobeEntry *newest = NULL, *oldest = NULL; /* the run's frame */
+  for (uint32_t i = 0; i < n;) {
+    const StrobeEntry *e = first + (ptrdiff_t)i * step;
+    if (strobe_entry_is_dropped(e)) {
+      not_kept += e->elided;
+      i++;
+      continue;
+    }
+    uint32_t j = i; /* the frame: entries i..j */
+    while (!full && j + 1 < n && !strobe_entry_is_dropped(first + (ptrdiff_t)(j + 1) * step) &&
+           rt_one_frame(first + (ptrdiff_t)j * step, first + (ptrdiff_t)(j + 1) * step))
+      j++;
+    const StrobeEntry *f_old = first + (ptrdiff_t)j * step;
+    i = j + 1;
+    if (run && !not_kept && same_frame(newest, oldest, e, f_old)) {
+      run++;
+      continue;
+    }
+    if (run) put_frame(o, frames, newest, oldest, run);
+    frames += run;
+    if (not_kept) {
+      put(o, "... ");
+      put_count(o, not_kept, "older entry not kept\n", "older entries not kept\n");
+      not_kept = 0;
+    }
+    newest = e;
+    oldest = f_old;
+    run = 1;
+  }
+  if (run) put_frame(o, frames, newest, oldest, run);
+  frames += run;
+  if (not_kept) {
+    put(o, "... ");
+    put_count(o, not_kept, "older entry not kept\n", "older entries not kept\n");
+  }
+  return frames;
 }
 
 /* Whether a report of s leaving out what sp shows stale (0: nothing) prints anything. */
@@ -150,38 +212,16 @@ static bool shows(const StrobeThreadStack *s, uintptr_t sp) {
   return depth > 0 && strobe_dynstack_at(s, depth - 1)->wm >= sp; /* the oldest goes last */
 }
 
-/* Writes s's entries, newest first, leaving out those that sp shows stale, as frames
- * (Note [One frame per activation]) unless report_full is on; returns how many lines
- * of entries it wrote. */
+/* Writes s's entries, newest first, leaving out those that sp shows stale (as
+ * put_entries does); returns how many frames it wrote. */
 static int put_stack(Out *o, const StrobeThreadStack *s, uintptr_t sp) {
-  int n = 0;
-  bool full = full_report();
-  uint32_t depth = strobe_dynstack_depth(s);
-  const StrobeEntry *newest = NULL, *oldest = NULL; /* the frame being gathered */
-  uint64_t dropped = 0;
-  for (uint32_t i = 0; i < depth; i++) {
-    const StrobeEntry *e = strobe_dynstack_at(s, i);
-    if (e->wm < sp) continue;
-    if (strobe_entry_is_dropped(e)) { /* the oldest */
-      dropped = e->elided;
-      break;
-    }
-    if (newest && !full && rt_one_frame(oldest, e)) {
-      oldest = e;
-      continue;
-    }
-    if (newest) put_frame(o, (uint64_t)n++, newest, oldest);
-    newest = oldest = e;
-  }
-  if (newest) put_frame(o, (uint64_t)n++, newest, oldest);
-  if (dropped > 0) {
-    put(o, "... ");
-    put_count(o, dropped, "older entry dropped\n", "older entries dropped\n");
-  }
+  uint32_t depth = strobe_dynstack_depth(s), i = 0;
+  while (i < depth && strobe_dynstack_at(s, i)->wm < sp) i++;
+  uint64_t n = i < depth ? put_entries(o, strobe_dynstack_at(s, i), -1, depth - i) : 0;
   if (s->busy) put(o, "(the dynamic stack was changing when this report began: it may be off)\n");
   if (__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & STROBE_STACK_APPROX)
     put(o, "(approximate: the thread's stack chunks changed in a way strobe could not follow)\n");
-  return n;
+  return (int)n;
 }
 
 int strobe_dynstack_dump_at(int fd, uintptr_t sp) {
@@ -195,22 +235,10 @@ int strobe_dynstack_dump_at(int fd, uintptr_t sp) {
 
 int strobe_dynstack_dump(int fd) { return strobe_dynstack_dump_at(fd, 0); }
 
-int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uint32_t n,
-                     uint64_t older, bool busy) {
+int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uint32_t n, bool busy) {
   Out o = {.fd = fd};
   put(&o, header);
-  bool full = full_report();
-  uint32_t frames = 0;
-  for (uint32_t i = 0; i < n;) {
-    uint32_t j = i;
-    while (!full && j + 1 < n && rt_one_frame(&entries[j], &entries[j + 1])) j++;
-    put_frame(&o, frames++, &entries[i], &entries[j]);
-    i = j + 1;
-  }
-  if (older > 0) {
-    put(&o, "... ");
-    put_count(&o, older, "older entry not kept\n", "older entries not kept\n");
-  }
+  uint64_t frames = put_entries(&o, entries, 1, n);
   if (busy) put(&o, "(the dynamic stack was changing when it was copied: it may be off)\n");
   flush(&o);
   return o.failed ? -1 : (int)frames;

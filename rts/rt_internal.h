@@ -40,11 +40,10 @@ bool rt_one_frame(const StrobeEntry *newer, const StrobeEntry *older);
 extern bool rt_report_full;
 
 /* Writes header, then entries[0..n) (newest first) as a report prints them (as frames,
- * unless report_full is on), then a line counting the `older` entries that were not
- * copied, and a warning if the stack was `busy` when they were.  write(2) only.
- * Returns the lines of entries written, or -1 if a write failed. */
-int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uint32_t n,
-                     uint64_t older, bool busy);
+ * unless report_full is on; a marker of dropped entries as a line counting them), and
+ * a warning if the stack was `busy` when they were copied.  write(2) only.  Returns
+ * the frames written, or -1 if a write failed. */
+int rt_write_entries(int fd, const char *header, const StrobeEntry *entries, uint32_t n, bool busy);
 
 /* The report at exit (registered with atexit; prints only if report_at_exit is on). */
 void rt_report_at_exit(void);

@@ -239,8 +239,15 @@ static void check_invariants(int line) {
   for (const StrobeEntry *e = h->top + 1; e < s->entries + s->capacity; e++)
     if (e->repeats || e->flags || e->elided)
       broken(line, "the free slot entries[%td] is not clear", e - s->entries);
-  for (uint32_t i = 1; i < s->capacity && &s->entries[i] <= h->top; i++)
-    if (strobe_entry_is_dropped(&s->entries[i])) broken(line, "a marker at entries[%u], not [0]", i);
+  /* the markers (Note [Folding] in rts/dynstack.c): one run, after at most 4 entries */
+  uint32_t markers_from = 0, markers_to = 0;
+  for (uint32_t i = 0; i < s->capacity && &s->entries[i] <= h->top; i++) {
+    if (!strobe_entry_is_dropped(&s->entries[i])) continue;
+    if (markers_to == 0) markers_from = i;
+    else if (markers_to != i) broken(line, "a marker at entries[%u], apart from the others", i);
+    markers_to = i + 1;
+  }
+  if (markers_to && markers_from > 4) broken(line, "the markers start at entries[%u]", markers_from);
   uint32_t n = strobe_dynstack_depth(s);
   if (n > 0) {
     const StrobeEntry *t = strobe_dynstack_at(s, 0);
@@ -902,88 +909,98 @@ static void test_ret_is_inclusive(void **state) {
 
 static void test_full_stack_drops_oldest(void **state) {
   (void)state;
-  fresh("capacity=4"); /* all but a quarter of 4: three at a time */
+  fresh("capacity=4"); /* a small array: all but a quarter of it, one marker */
   const StrobeTickDesc *d[] = {&f1, &f2, &f3, &f4, &f5, &crash};
   for (int i = 0; i < 6; i++) TICK(*d[i], 0x1000 - 0x100 * (uintptr_t)i); /* recursion */
-  /* the fifth push folds f1 into the marker, and f2, f3 and f4 (three slots free) */
-  EXPECT(E(crash, 0xb00), E(f5, 0xc00), D(0x1000, 4));
+  /* the fifth push folds f1, f2 and f3 into a marker; f4 stays */
+  EXPECT(E(crash, 0xb00), E(f5, 0xc00), E(f4, 0xd00), D(0x1000, 3));
   const StrobeThreadStack *s = cur();
-  assert_int_equal(s->counters.drops, 4);
+  assert_int_equal(s->counters.drops, 3);
   int n;
   assert_string_equal(dump_text(0, &n), "#0 Main.crash at Crash.hs:12:3-20\n"
                                         "#1 T.f5 at T.hs:5:1-9\n"
-                                        "... 4 older entries dropped\n");
-  assert_int_equal(n, 2);
+                                        "#2 T.f4 at T.hs:4:1-9\n"
+                                        "... 3 older entries not kept\n");
+  assert_int_equal(n, 3);
 
-  /* the live entries go; the dropped ones may still be live: the marker keeps the
+  /* the live entries go; the folded ones may still be live: the marker keeps the
    * oldest one's watermark */
   RET(0x0e00);
-  EXPECT(D(0x1000, 4));
-  assert_string_equal(dump_text(0, &n), "... 4 older entries dropped\n");
+  EXPECT(D(0x1000, 3));
+  assert_string_equal(dump_text(0, &n), "... 3 older entries not kept\n");
   assert_int_equal(n, 0);
   TICK(go_a, 0x0f00); /* pushes on them */
-  EXPECT(E(go_a, 0xf00), D(0x1000, 4));
+  EXPECT(E(go_a, 0xf00), D(0x1000, 3));
   POP(0x1000); /* not above them */
-  EXPECT(D(0x1000, 4));
-  POP(0x1001); /* everything, the dropped ones too, is finished */
+  EXPECT(D(0x1000, 3));
+  POP(0x1001); /* everything, the folded ones too, is finished */
   EXPECT_EMPTY();
   assert_string_equal(dump_text(0, &n), "");
 
-  /* on and on: the newest stay, in place */
+  /* on and on: the newest stay, in place, and the marker counts the rest */
   for (uintptr_t i = 0; i < 1000; i++) TICK(*d[i % 6], 0x100000 - 16 * i);
-  assert_int_equal(depth(), 4);
-  for (uintptr_t i = 0; i < 3; i++) {
-    const StrobeEntry *e = strobe_dynstack_at(s, (uint32_t)i);
+  uint32_t live = depth() - 1;
+  assert_true(live >= 1 && live <= 3);
+  for (uint32_t i = 0; i < live; i++) {
+    const StrobeEntry *e = strobe_dynstack_at(s, i);
     assert_int_equal(e->wm, 0x100000 - 16 * (999 - i));
     assert_ptr_equal(e->desc, d[(999 - i) % 6]);
   }
-  const StrobeEntry *marker = strobe_dynstack_at(s, 3);
+  const StrobeEntry *marker = strobe_dynstack_at(s, live);
   assert_true(strobe_entry_is_dropped(marker));
   assert_int_equal(marker->wm, 0x100000);
-  assert_int_equal(marker->elided, 997);
-  assert_int_equal(s->counters.drops, 1001);
-  RET(0x100000); /* inclusive: the dropped ones too */
+  assert_int_equal(marker->elided + live, 1000);
+  assert_int_equal(s->counters.drops, 3 + marker->elided);
+  RET(0x100000); /* inclusive: the folded ones too */
   EXPECT_EMPTY();
 }
 
-/* A full array drops all but its newest quarter at once; the dropped ones count until
- * a pop shows them stale. */
-static void test_full_stack_drops_three_quarters(void **state) {
+/* The total an array's entries stand for: its entries, and what its markers count. */
+static uint64_t represented(void) {
+  uint64_t n = 0;
+  for (uint32_t i = 0; i < depth(); i++) {
+    const StrobeEntry *e = strobe_dynstack_at(cur(), i);
+    n += strobe_entry_is_dropped(e) ? e->elided : 1;
+  }
+  return n;
+}
+
+/* Note [Folding] in rts/dynstack.c: past `capacity`, the oldest entries stay, the
+ * newest quarter stays, and what is between folds into markers of whole levels, the
+ * oldest levels one each: a recursion that returns leaves nothing behind. */
+static void test_fold_keeps_both_ends(void **state) {
   (void)state;
-  fresh("capacity=8");
-  for (uintptr_t i = 0; i < 8; i++) TICK(walk, 0x1000 - 16 * i);
-  assert_int_equal(depth(), 8);
-  TICK(walk_let, 0x0f00); /* the ninth: 8 - 8/4 = 6 go, and the oldest becomes the marker */
+  fresh("capacity=64");
+  TICK(go_a, 0x100000); /* main */
+  for (uintptr_t i = 1; i <= 1000; i++) TICK(walk, 0x100000 - 16 * i); /* a deep recursion */
   const StrobeThreadStack *s = cur();
-  EXPECT(E(walk_let, 0xf00), E(walk, 0xf90), D(0x1000, 7));
-  assert_int_equal(s->counters.drops, 7);
-  assert_int_equal(s->entries[1].wm, 0xf90); /* moved down */
-  TICK(walk_x, 0x0f00); /* nested */
-  TICK(walk_y, 0x0f00); /* a sibling replaces the top */
-  for (uintptr_t sp = 0x0e00; sp > 0x0dc0; sp -= 16) TICK(walk, sp); /* the fifth to eighth */
-  assert_int_equal(depth(), 8);
-  TICK(walk_alt2_l, 0x0d00); /* full again: 6 more into the marker, still at 0x1000 */
-  EXPECT(E(walk_alt2_l, 0xd00), E(walk, 0xdd0), D(0x1000, 13));
-  assert_int_equal(s->counters.drops, 13);
+  assert_true(depth() < 64);
+  assert_int_equal(represented(), 1001);
+  assert_ptr_equal(s->entries[0].desc, &go_a); /* the oldest are entries */
+  for (uint32_t i = 1; i < 4; i++) assert_int_equal(s->entries[i].wm, 0x100000 - 16 * i);
+  assert_true(strobe_entry_is_dropped(&s->entries[4]));
+  assert_int_equal(strobe_dynstack_at(s, 0)->wm, 0x100000 - 16 * 1000); /* the newest */
+  for (uint32_t i = 0; i < 16; i++) { /* the oldest folded levels, one marker each */
+    assert_true(strobe_entry_is_dropped(&s->entries[4 + i]));
+    assert_int_equal(s->entries[4 + i].elided, 1);
+  }
   int n;
-  assert_string_equal(dump_text(0xdd0, &n), "#0 Main.walk at Walk.hs:(1,1)-(9,40)\n"
-                                            "... 13 older entries dropped\n");
-  assert_int_equal(n, 1);
+  const char *text = dump_text(0, &n);
+  assert_non_null(strstr(text, "#0 Main.walk at Walk.hs:(1,1)-(9,40) (×"));
+  assert_non_null(strstr(text, " older entries not kept\n#"));
+  assert_non_null(strstr(text, "Main.go at Go.hs:3:7\n"));
 
-  /* a pop that leaves the dropped ones alone leaves the marker */
-  POP(0x0ff0);
-  EXPECT(D(0x1000, 13));
-  RET(0x0ff8);
-  EXPECT(D(0x1000, 13));
-  /* one above their watermark forgets them */
-  RET(0x1000);
-  EXPECT_EMPTY();
-  assert_int_equal(s->counters.drops, 13); /* the count stays */
-
-  /* capacity 3: a quarter rounds down to none, one is kept */
-  fresh("capacity=3");
-  for (uintptr_t i = 0; i < 5; i++) TICK(walk, 0x1000 - 16 * i);
-  EXPECT(E(walk, 0xfc0), E(walk, 0xfd0), D(0x1000, 3));
+  /* back to the middle of the recursion: what is folded counts up to one run more */
+  RET(0x100000 - 16 * 500);
+  uint64_t r = represented();
+  assert_true(r >= 500 && r <= 500 + 1000 / 16 + 1);
+  /* back to one of the oldest levels: exact */
+  RET(0x100000 - 16 * 10);
+  assert_int_equal(represented(), 10);
+  /* back to main: nothing of the recursion is left */
+  RET(0x100000 - 16);
+  EXPECT(E(go_a, 0x100000));
+  assert_string_equal(dump_text(0, &n), "#0 Main.go at Go.hs:3:7\n");
 }
 
 /* The array starts small and doubles when full, up to `capacity`; only then does it
@@ -1006,9 +1023,10 @@ static void test_array_grows(void **state) {
   for (uintptr_t i = 0; i < 1600; i++) TICK(walk, 0x100000 - 16 * i);
   s = cur();
   assert_int_equal(s->capacity, 1500);
-  assert_true(strobe_entry_is_dropped(&s->entries[0]));
+  assert_false(strobe_entry_is_dropped(&s->entries[0])); /* the oldest stay */
   assert_int_equal(s->entries[0].wm, 0x100000);
-  assert_int_equal(s->counters.drops, 1600 - (depth() - 1));
+  assert_true(strobe_entry_is_dropped(&s->entries[4]));
+  assert_int_equal(represented(), 1600);
   RET(0x100000);
   EXPECT_EMPTY();
 }
@@ -1026,7 +1044,7 @@ static void test_small_capacity_is_raised(void **state) {
     TICK(f3, 0x0e00);
     EXPECT(E(f3, 0xe00), D(0x1000, 2));
     int n;
-    assert_string_equal(dump_text(0, &n), "#0 T.f3 at T.hs:3:1-9\n... 2 older entries dropped\n");
+    assert_string_equal(dump_text(0, &n), "#0 T.f3 at T.hs:3:1-9\n... 2 older entries not kept\n");
     TICK(f4, 0x0d00);
     EXPECT(E(f4, 0xd00), D(0x1000, 3));
     RET(0x1000);
@@ -1412,27 +1430,27 @@ static void test_inline_stops_at_a_full_array(void **state) {
   TICK(walk_x, 0x0ff0);   /* 3 */
   TICK(walk_case, 0x0fe0);
   EXPECT_SLOW_CALLS(before, 0, 0, 0);
-  TICK(walk_alt1, 0x0fe0); /* 2b, full: all but walk_alt1 go into the marker */
+  TICK(walk_alt1, 0x0fe0); /* 2b, full: all but the newest quarter go into a marker */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  EXPECT(E(walk_alt1, 0xfe0), D(0x1000, 4));
-  TICK(walk_alt2, 0x0fe0);   /* 2c, then 3 on the marker (another depth): inline */
+  EXPECT(E(walk_alt1, 0xfe0), E(walk_case, 0xfe0), D(0x1000, 3));
+  TICK(walk_alt2, 0x0fe0);   /* 2c, then 2b on walk_case: inline */
   TICK(walk_alt2_l, 0x0fe0); /* 2b */
   TICK(walk_alt2_r, 0x0fe0); /* 2c then 2b: in walk_alt2_l's slot */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  EXPECT(E(walk_alt2_r, 0xfe0), E(walk_alt2, 0xfe0), D(0x1000, 4));
-  TICK(walk_res, 0x0fe0); /* pops two, then rule 3 on the marker: inline */
-  EXPECT(E(walk_res, 0xfe0), D(0x1000, 4));
+  EXPECT(E(walk_alt2_r, 0xfe0), E(walk_alt2, 0xfe0), E(walk_case, 0xfe0), D(0x1000, 3));
+  TICK(walk_res, 0x0fe0); /* pops three, then rule 3 on the marker: inline */
+  EXPECT(E(walk_res, 0xfe0), D(0x1000, 3));
   TICK(crash, 0x0f00);
   TICK(crash, 0x0f00); /* the top again: inline */
   TICK(level3, 0x0e00); /* the array is full */
   EXPECT_SLOW_CALLS(before, 1, 0, 0);
-  TICK(level2, 0x0d00); /* 3 on a full array */
+  TICK(level2, 0x0d00); /* 3 on a full array: the marker takes walk_res and crash */
   EXPECT_SLOW_CALLS(before, 2, 0, 0);
-  EXPECT(E(level2, 0xd00), D(0x1000, 7));
+  EXPECT(E(level2, 0xd00), E(level3, 0xe00), D(0x1000, 5));
   RET(0x0fe0); /* down to the marker, whose wm is 0x1000: inline */
-  EXPECT(D(0x1000, 7));
+  EXPECT(D(0x1000, 5));
   POP(0x1000); /* not above it */
-  EXPECT(D(0x1000, 7));
+  EXPECT(D(0x1000, 5));
   POP(0x1008); /* above it: inline too */
   EXPECT_EMPTY();
   EXPECT_SLOW_CALLS(before, 2, 0, 0);
@@ -2134,7 +2152,7 @@ static void test_stats(void **state) {
   StrobeStats second = thread_stats();
   assert_int_equal(second.ticks, 6);
   assert_int_equal(second.slow_ticks, 2); /* the first, and the one that dropped */
-  assert_int_equal(second.drops, 4);      /* 3, and the oldest, which became the marker */
+  assert_int_equal(second.drops, 3);      /* all but the newest quarter of 4 */
   assert_int_equal(second.tail_drops, 0);
   fresh("tail_limit=1");
   TICK(level2, 0x2000);
@@ -2302,7 +2320,7 @@ int main(void) {
       RULE_TEST(test_stack_chunks),
       RULE_TEST(test_ret_is_inclusive),
       RULE_TEST(test_full_stack_drops_oldest),
-      RULE_TEST(test_full_stack_drops_three_quarters),
+      RULE_TEST(test_fold_keeps_both_ends),
       RULE_TEST(test_small_capacity_is_raised),
       RULE_TEST(test_array_grows),
       RULE_TEST(test_inline_push_and_repeat),

@@ -132,7 +132,6 @@ static void test_snapshot_newest_first(void **state) {
   assert_ptr_equal(snap.entries[0].desc, &desc_c);
   assert_ptr_equal(snap.entries[1].desc, &desc_b);
   assert_ptr_equal(snap.entries[2].desc, &desc_a);
-  assert_int_equal(snap.older, 0);
 }
 
 static void test_snapshot_leaves_out_finished(void **state) {
@@ -158,9 +157,15 @@ static void test_snapshot_is_bounded(void **state) {
   }
   RtSnapshot snap;
   rt_snapshot_take(&snap, strobe_dynstack_current(), 0);
+  /* the newest, a marker of the 11 between, and the oldest */
   assert_int_equal(snap.n, RT_SNAPSHOT_ENTRIES);
-  assert_int_equal(snap.older, 10);
   assert_ptr_equal(snap.entries[0].desc, &many[RT_SNAPSHOT_ENTRIES + 9]); /* the newest */
+  const StrobeEntry *marker = &snap.entries[RT_SNAPSHOT_NEWEST];
+  assert_true(strobe_entry_is_dropped(marker));
+  assert_int_equal(marker->elided, 11);
+  assert_ptr_equal(snap.entries[RT_SNAPSHOT_NEWEST - 1].desc, &many[RT_SNAPSHOT_ENTRIES + 10 - RT_SNAPSHOT_NEWEST]);
+  assert_ptr_equal(snap.entries[RT_SNAPSHOT_NEWEST + 1].desc, &many[RT_SNAPSHOT_OLDEST - 1]);
+  assert_ptr_equal(snap.entries[RT_SNAPSHOT_ENTRIES - 1].desc, &many[0]); /* the oldest */
 }
 
 /* ---- the table -------------------------------------------------------------------- */
@@ -327,7 +332,7 @@ static const StrobeTickDesc g_body = {STROBE_TICK_SOURCE_NOTE, 20, 1, 20, 9, STR
 
 static StrobeEntry frames[8];
 static uint32_t nframes;
-static void write_frames(void) { rt_write_entries(STDERR_FILENO, "stack:\n", frames, nframes, 0, false); }
+static void write_frames(void) { rt_write_entries(STDERR_FILENO, "stack:\n", frames, nframes, false); }
 
 static void test_frames(void **state) {
   (void)state;
