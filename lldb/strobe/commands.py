@@ -112,7 +112,7 @@ def cmd_threads(exe_ctx, args, out):
                                      state.descs.get(view.entries[-1].desc))[0]
         extra = (", busy" if t.busy else "") + \
             (", approximate" if t.flags & Registry.STACK_APPROX else "")
-        dropped = count(view.dropped.elided if view.dropped else 0, "dropped", "dropped")
+        dropped = count(view.dropped, "dropped", "dropped")
         if t.flags & Registry.STACK_HASKELL:
             where = ("running on %s (tid %d)" % (thread_name(t.tid), t.tid)
                      if t.flags & Registry.STACK_RUNNING else "parked")

@@ -167,8 +167,8 @@ class Registry:
         return list(self.ENTRY.iter_unpack(raw))
 
     def is_dropped_marker(self, entry):
-        """Whether entry (entries[0] only) is the marker of the entries a full array
-        dropped: its descriptor's kind is TICK_DROPPED; its elided counts them."""
+        """Whether entry is a marker of entries a full array folded (Note [Folding] in
+        rts/dynstack.c): its descriptor's kind is TICK_DROPPED; its elided counts them."""
         d = self.desc(entry.desc, self.memory.read(entry.desc, self.DESC_SIZE))
         return d.kind == abi.TICK_DROPPED
 

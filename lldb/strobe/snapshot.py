@@ -14,7 +14,7 @@ class StackView:
         self.thread = thread  # the Thread record
         self.head = head      # its Head, or None
         self.note = note      # why the stack may be off, or None
-        self._entries = None
+        self._items = None
 
     @property
     def depth(self):
@@ -22,33 +22,28 @@ class StackView:
         return (h.top - t.entries) // Registry.ENTRY_SIZE + 1 if h and h.top >= t.entries else 0
 
     @property
+    def items(self):
+        """Every entry, oldest first, the markers of folded entries among them (Note
+        [Folding] in rts/dynstack.c: after the oldest entries, before the newest)."""
+        if self._items is None:
+            self._items = [] if self.note else self.registry.entries(self.thread, self.head)
+        return self._items
+
+    @property
     def entries(self):
-        """The live entries, oldest first, without the marker of dropped ones."""
-        if self._entries is None:
-            self._read()
-        return self._entries
+        """The entries, oldest first, without the markers."""
+        return [e for e in self.items if not self.registry.is_dropped_marker(e)]
 
     @property
     def dropped(self):
-        """The marker of the entries a full array dropped (entries[0]), or None."""
-        if self._entries is None:
-            self._read()
-        return self._marker
-
-    def _read(self):
-        entries = [] if self.note else self.registry.entries(self.thread, self.head)
-        self._marker = None
-        if entries and self.registry.is_dropped_marker(entries[0]):
-            self._marker = entries.pop(0)
-        self._entries = entries
+        """How many entries the markers stand for."""
+        return sum(e.elided for e in self.items if self.registry.is_dropped_marker(e))
 
     def newest_first(self, sp=0):
-        """The entries that sp (the live Cmm Sp, 0 if unknown) does not show stale
-        (wm < sp: their frames were popped by code that is not instrumented), newest
-        first; and how many dropped entries are still live."""
-        kept = [e for e in reversed(self.entries) if e.wm >= sp]
-        m = self.dropped
-        return kept, m.elided if m and m.wm >= sp else 0
+        """Every entry that sp (the live Cmm Sp, 0 if unknown) does not show stale
+        (wm < sp: their frames were popped by code that is not instrumented), the
+        markers among them, newest first."""
+        return [e for e in reversed(self.items) if e.wm >= sp]
 
 
 class Snapshot:

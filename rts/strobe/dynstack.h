@@ -64,14 +64,19 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
 
    Note [Watermarks]
    ~~~~~~~~~~~~~~~~~
-   An entry's watermark is the Cmm Sp at its tick.  The Cmm stack grows down, so a
-   deeper frame has a smaller Sp, and from the top of the stack down the watermarks
-   never decrease (a push first pops every entry whose watermark is below its Sp).
-   When Sp rises above a watermark (wm < Sp) that entry's frame is gone: it is stale.
-   A continuation entered by a return at Sp has finished everything pushed at Sp or
-   deeper (wm <= Sp): that is why ret pops inclusively and pop does not.  Entries at
-   the same watermark belong to one Cmm frame: an expression and those nested in it,
-   and the tail calls made from it (a jump keeps Sp).
+   An entry's watermark is the address of the continuation its code returns to: the
+   innermost frame on the Cmm stack (a return address, an update frame, a catch frame)
+   that the code of its tick will return to, wherever the code moves Sp meanwhile
+   (Note [A tick's watermark] in lowering/ticks.c: the lowering passes Sp plus the
+   offset the Cmm gives).  The Cmm stack grows down, so a deeper frame has a smaller
+   address, and from the top of the stack down the watermarks never decrease (a push
+   first pops every entry whose watermark is below its own).  When Sp rises above a
+   watermark (wm < Sp) that continuation has been entered or unwound: the entry is
+   stale.  A continuation entered by a return at Sp is the one at Sp: everything whose
+   code returns to it, or to one deeper, has finished (wm <= Sp): that is why ret pops
+   inclusively and pop does not.  Entries at the same watermark are one frame's: an
+   expression and those nested in it, and the tail calls made from it (a tail call keeps
+   the continuation).
 
    Note [The entries and their sentinels]
    ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -91,13 +96,15 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
        else folds the oldest entries into one (below).
      - Nothing but the sentinels is ever below entries[0], so an inline pop never
        looks at the base: it stops there.
-   The dropped entries: when the array is full, all but its newest quarter (at least
-   one entry) is folded into a marker at entries[0], the rest moving down.  The
-   marker is an entry like the others, with desc = &strobe_dynstack_dropped_desc (kind
-   STROBE_TICK_DROPPED), wm = the oldest folded entry's watermark and elided = how
-   many entries it stands for; a later fold adds to it.  It goes when a pop shows its
-   watermark stale, as the oldest of the entries it stands for would have; a report
-   prints it as `... N older entries dropped`. */
+   The folded entries: when the array is full (and as large as `capacity` lets it be),
+   the entries between its oldest few and its newest quarter are folded into markers,
+   each standing for a run of whole frames (rts/dynstack.c, Note [Folding]).  A marker
+   is an entry like the others, with desc = &strobe_dynstack_dropped_desc (kind
+   STROBE_TICK_DROPPED), wm = the oldest folded entry's watermark and elided = how many
+   entries it stands for; the markers are one run, after at most the 4 oldest entries.
+   A marker goes when a pop shows its watermark stale, as the oldest of the entries it
+   stands for would have; a report prints a run of markers as `... N older entries not
+   kept`. */
 
 /* A stack holds at least the marker and one entry: a `capacity` below is raised.  Its
  * array starts with STROBE_INITIAL_CAPACITY slots (or `capacity`, if less) and doubles
@@ -163,8 +170,8 @@ extern const StrobeTickDesc strobe_dynstack_no_desc; /* a sentinel's: kind 0, no
 extern const StrobeTickDesc strobe_dynstack_dropped_desc; /* the dropped entries' marker:
                                                              STROBE_TICK_DROPPED */
 
-/* Whether e is the marker of dropped entries (entries[0] only); its elided field says
- * how many it stands for. */
+/* Whether e is a marker of folded entries; its elided field says how many it stands
+ * for. */
 static inline int strobe_entry_is_dropped(const StrobeEntry *e) {
   return e->desc == &strobe_dynstack_dropped_desc;
 }
@@ -187,7 +194,7 @@ static inline const StrobeEntry *strobe_dynstack_at(const StrobeThreadStack *s, 
    leave when they exit; a change holds a lock in the runtime and keeps `generation`
    odd while the list is inconsistent. */
 #define STROBE_REGISTRY_MAGIC 0x42525453u /* the bytes "STRB" */
-#define STROBE_REGISTRY_VERSION 4u
+#define STROBE_REGISTRY_VERSION 5u
 
 enum {
   STROBE_REGISTRY_POPS_EVERYWHERE = 1u << 0, /* the options in effect (flags) */
@@ -211,7 +218,7 @@ extern StrobeRegistry strobe_registry;
    its whole rule (docs/design.md), so calling it where the fast path would not is always
    correct, only slower:
 
-   strobe_tick(desc, sp)
+   strobe_tick(desc, sp)            sp: the tick's watermark (Note [Watermarks])
      1. Pop every stale entry (wm < sp).
      2. While the top entry is at this depth (wm == sp):
         a. it is desc itself (same address, or same kind, function, file and span) →
@@ -231,8 +238,8 @@ extern StrobeRegistry strobe_registry;
      3. No entry at this depth: push desc.
    strobe_pop(sp)   pop every entry with wm < sp.
    strobe_ret(sp)   pop every entry with wm <= sp (Note [Watermarks]).
-   A push into a full array folds the oldest entries into the marker (Note [The entries
-   and their sentinels]) and counts them, once the array has grown to `capacity`;
+   A push into a full array folds entries into markers (Note [The entries and their
+   sentinels]) and counts them, once the array has grown to `capacity`;
    nothing fails, and nothing allocates but a thread's first tick and a growth.
    Ticks are counted inline (strobec --count-ticks), not here.
 
@@ -381,14 +388,18 @@ static inline void strobe_ret_fast(uintptr_t sp) { strobe_dynstack_pop_fast(sp, 
 
 /* ==== 5. Reports, statistics, options ===============================================
 
-   A report prints the calling thread's stack newest first, one entry a line:
+   A report prints the calling thread's stack newest first, one frame a line:
      #0 Main.crash at Crash.hs:12:3-20
      #1 Main.level3 at Crash.hs:(9,1)-(10,20) (tail)
         ... 2 tail calls elided
      #2 Main.loop at Loop.hs:4:7 (x1000)
-     ... 17 older entries dropped
+     #3 Main.walk at Walk.hs:3:5-20 (×297)
+     ... 17 older entries not kept
+     #300 Main.main at Main.hs:(5,1)-(9,20)
    Spans as GHC prints them: l:c, l:c1-c2, (l1,c1)-(l2,c2); (xN) when the entry was
-   entered N > 1 times; (tail) when it tail-called the entry above it.
+   entered N > 1 times; (tail) when it tail-called the entry above it; (×N) for N
+   identical frames in a row, numbered as N (Note [Runs of frames] in rts/report.c); a
+   line for the entries that markers stand for, where they are.
 
    On SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT the thread's report goes to stderr
    after a line `strobe: SIGSEGV (segmentation fault); the dynamic stack, newest first:`
