@@ -6,7 +6,7 @@
 # not part of CI: it prints a table and fails only when a build fails or an output differs.
 #
 # On each scaled corpus program ($STROBE_CORPUS/scaled/NAME.hs, default: all of them;
-# STROBE_CORPUS defaults to the directory CMakeLists.txt defaults it to) it builds, from
+# STROBE_CORPUS defaults to ../shared/corpus/ghc902 beside the repository) it builds, from
 # the same source, each in its own directory with -fforce-recomp:
 #   a   ghc -O1
 #   b   ghc -O1 -prof -fprof-auto          (Debian's ghc-prof)

@@ -24,7 +24,7 @@
 # Environment: RUNS (wall-time runs, default 5); IR_TIMEOUT (seconds per callgrind run,
 # default 300, 0 = none; a run cut short reports the Ir it reached, as a lower bound '>');
 # STROBEC (default build/strobec), RTLIB (build/rts/libstrobe-rt-standalone.a), CC (clang-22),
-# STROBE_CORPUS (the GHC 9.0.2 corpus directory; default: the one CMakeLists.txt defaults it to).
+# STROBE_CORPUS (the GHC 9.0.2 corpus directory; default: build/corpus, made by the build).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -34,7 +34,7 @@ rtlib=${RTLIB:-$root/build/rts/libstrobe-rt-standalone.a}
 cc=${CC:-clang-22}
 runs=${RUNS:-5}
 ir_timeout=${IR_TIMEOUT:-300}
-corpus=${STROBE_CORPUS:-$root/../shared/corpus/ghc902}
+corpus=${STROBE_CORPUS:-$root/build/corpus}
 for f in "$strobec" "$rtlib"; do
   [[ -e $f ]] || { echo "instrument-overhead.sh: $f missing; build first: cmake --build build" >&2; exit 2; }
 done

@@ -13,12 +13,12 @@
 # The -fllvm dumps are compared with GHC's native object too: GHC 9.0.2 -fllvm writes no line table.
 # Exit status: 0 if no GHC line is missing anywhere, 1 if some is, 2 if a tool failed.
 # Not part of CI (CI has no ghc). Installs nothing.
-# Environment: STROBE_CORPUS, the GHC 9.0.2 corpus directory (default: the one
-# CMakeLists.txt defaults STROBE_CORPUS to), DWARFDUMP (llvm-dwarfdump-22).
+# Environment: STROBE_CORPUS, the GHC 9.0.2 corpus directory (default: build/corpus, which
+# the build makes from corpus/), DWARFDUMP (llvm-dwarfdump-22).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-corpus=$(cd "${STROBE_CORPUS:-$root/../shared/corpus/ghc902}" && pwd) || exit 2
+corpus=$(cd "${STROBE_CORPUS:-$root/build/corpus}" && pwd) || exit 2
 strobec=${1:-$root/build/strobec}
 dwarfdump=${DWARFDUMP:-llvm-dwarfdump-22}
 

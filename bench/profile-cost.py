@@ -7,7 +7,7 @@
 # missing.
 #
 # On each scaled corpus program ($STROBE_CORPUS/scaled/NAME.hs, default: all of them;
-# STROBE_CORPUS defaults to the directory CMakeLists.txt defaults it to; the programs
+# STROBE_CORPUS defaults to ../shared/corpus/ghc902 beside the repository; the programs
 # take no arguments, scaled/README.md) it builds, from the same source, each in its own
 # directory with -fforce-recomp:
 #   ghc     ghc -O1

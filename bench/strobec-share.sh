@@ -6,12 +6,12 @@
 # median of each stage over the runs, and prints strobec's own share of the total:
 #   (read + parse + types + scopes + ticks + lower) / total
 # the rest being LLVM's (optimize, codegen+write). `total` is strobec's sum of its stages.
-# Environment: STROBE_CORPUS, the GHC 9.0.2 corpus directory (default: the one CMakeLists.txt
-# defaults STROBE_CORPUS to).
+# Environment: STROBE_CORPUS, the GHC 9.0.2 corpus directory (default: build/corpus, which
+# the build makes from corpus/).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
-corpus=$(cd "${STROBE_CORPUS:-$root/../shared/corpus/ghc902}" && pwd)
+corpus=$(cd "${STROBE_CORPUS:-$root/build/corpus}" && pwd)
 runs=${1:-5}
 strobec=${2:-$root/build/strobec}
 [[ -x $strobec ]] ||

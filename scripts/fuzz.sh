@@ -4,26 +4,28 @@
 # TARGET is parse (default: the front end, and the printer's fixed point) or lower (the
 # front end and the lowering to verified LLVM IR); see tests/fuzz/.
 # Builds build-fuzz/ with clang-22 and -DSTROBE_FUZZ=ON, seeds a corpus from the GHC
-# dumps (each dump whole, and each `==== … ====` section of it on its own, so seeds
-# are small), and runs for SECONDS (default 600).  Crashes land in build-fuzz/artifacts/.
+# dumps that the build makes from corpus/ (or those under STROBE_CORPUS if set; each dump
+# whole, and each `==== … ====` section of it on its own, so seeds are small), and runs
+# for SECONDS (default 600).  Crashes land in build-fuzz/artifacts/.
 # Not part of CI.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-600}
 target=fuzz_${2:-parse}
-corpus_src=$(realpath "${STROBE_CORPUS:-../shared/corpus/ghc902}")
 build=build-fuzz
 
 CC=clang-22 CXX=clang++-22 cmake -S . -B "$build" -DSTROBE_FUZZ=ON \
-  -DSTROBE_CORPUS="$corpus_src" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --target "$target" -j2
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" --target "$target" strobe_corpus -j2
+corpus_src=$(realpath "${STROBE_CORPUS:-$build/corpus}")
 
-# Seeds: every corpus file (gunzipped), plus one chunk per dump section.
+# Seeds: every corpus dump (gunzipped), plus one chunk per dump section.
 seeds=$build/seeds
 rm -rf "$seeds"
 mkdir -p "$seeds" "$build/corpus-$target" "$build/artifacts"
-find "$corpus_src" -type f | sort | while read -r f; do
+find "$corpus_src" -type f \( -name '*.dump-cmm' -o -name '*.dump-cmm-raw' -o -name '*.dump-cmm-raw.gz' \) |
+  sort | while read -r f; do
   name=$(echo "${f#"$corpus_src"/}" | tr '/' '_')
   case $f in
     *.gz) gunzip -c "$f" >"$seeds/${name%.gz}"; name=${name%.gz} ;;

@@ -3,7 +3,7 @@
  * Unit cases build one symbolic table of each shape and check its words against GHC
  * 9.0.2's layout.  The corpus test is the real check: for every program and optimisation
  * level, GHC printed the same code with symbolic tables (X.dump-cmm) and with their words
- * (X.dump-cmm-raw; llvm-backend/X.dump-cmm-raw.gz); the words built from each symbolic
+ * (X.dump-cmm-raw, and again in llvm-backend/); the words built from each symbolic
  * table must equal the raw dump's words for the same (proc, block), and the sections
  * they refer to (constructor descriptions, large bitmaps) must hold the same contents. */
 #include "support.h"
@@ -673,8 +673,9 @@ static int cmp_names(const void *x, const void *y) {
   return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
-/* Every (dump-cmm, dump-cmm-raw) pair under STROBE_CORPUS_DIR: <p>/O<n>/<p>.dump-cmm{,-raw}
- * and <p>/O<n>/llvm-backend/<p>.dump-cmm{,-raw.gz}. */
+/* Every (dump-cmm, dump-cmm-raw) pair under STROBE_CORPUS_DIR, which the build makes from
+ * the programs in corpus/: <p>/O<n>/<p>.dump-cmm{,-raw} and
+ * <p>/O<n>/llvm-backend/<p>.dump-cmm{,-raw}. */
 static void test_corpus(void **state) {
   (void)state;
   DIR *dir = opendir(STROBE_CORPUS_DIR);
@@ -695,7 +696,7 @@ static void test_corpus(void **state) {
         char sym[4096], raw[4200];
         snprintf(sym, sizeof sym, "%s/%s/O%d/%s%s.dump-cmm", STROBE_CORPUS_DIR, progs[i], o,
                  llvm ? "llvm-backend/" : "", progs[i]);
-        snprintf(raw, sizeof raw, "%s-raw%s", sym, llvm ? ".gz" : "");
+        snprintf(raw, sizeof raw, "%s-raw", sym);
         if (!is_file(sym) || !is_file(raw)) continue;
         PairStats st;
         bool ok = compare_pair(sym, raw, &st, stdout, 10);
