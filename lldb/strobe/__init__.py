@@ -35,6 +35,8 @@ The modules, in the order the data flows:
 and for programs linked with GHC's runtime:
   ghc.py          the Haskell stack of GHC 9.0's runtime, walked from Sp, and the C
                   frames below StgRun, unwound by their .eh_frame
+  ghcnames.py     GHC's symbols as Haskell names (z-decoding), which provider.py puts
+                  into lldb's frame formats
   stepping.py     next, step and finish by Haskell lines
 
 Facts about lldb 22.1.8 that shaped it (docs/design.md, "lldb"): dict frames
@@ -42,7 +44,9 @@ Facts about lldb 22.1.8 that shaped it (docs/design.md, "lldb"): dict frames
 access; calling SBThread's frame APIs from inside a provider aborts lldb, so the
 provider looks only at the SBFrameList it is given; an exception inside a provider
 silently cuts the backtrace, so the provider catches everything and falls back to the
-machine frames.
+machine frames.  A dict frame has no name of its own: lldb names it by its symbol,
+unless its formats call Python (`${script.frame:F}`), which is how GHC's frames get
+Haskell names (provider.py, Note [Frame names]).
 """
 
 # lldb finds the frame provider, the commands and the breakpoint resolver by a dotted

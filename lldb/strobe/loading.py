@@ -5,7 +5,7 @@ from . import lldb_name
 from .commands import exe_name, no_registry_message
 from .descriptors import section_descriptors
 from .ghc import GhcRuntime
-from .provider import ensure_provider
+from .provider import ensure_provider, install_frame_names
 from .registry import Registry
 from .stepping import handle_ghc_signals, install_stepping
 
@@ -40,6 +40,7 @@ def announce_ghc(target):
     debugger = target.GetDebugger()
     handle_ghc_signals(debugger, target)
     ensure_provider(target)
+    install_frame_names(debugger)
     install_stepping(debugger)
     has = Registry.present(target) and next(section_descriptors(target), None) is not None
     return ("strobe: %s is a GHC program: `bt` shows %s, StgRun and the C frames below "

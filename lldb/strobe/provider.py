@@ -1,6 +1,8 @@
 """The frame provider: a thread's dynamic stack (or, in a GHC program without one,
-the continuations on its Haskell stack) as frames of plain `bt`."""
+the continuations on its Haskell stack) as frames of plain `bt`; and the names of GHC's
+symbols in the frames lldb shows."""
 
+import bisect
 import sys
 
 import lldb
@@ -9,6 +11,7 @@ from lldb.plugins.scripted_frame_provider import ScriptedFrameProvider
 from . import lldb_name
 from .descriptors import Memory
 from .ghc import GhcError, ghc_code, ghc_runtime
+from .ghcnames import haskell_name
 from .printing import FRAMES, shown_entries
 from .snapshot import cmm_layout, current_view, live_sp, process_state
 
@@ -16,15 +19,15 @@ from .snapshot import cmm_layout, current_view, live_sp, process_state
 _reported = set()
 
 
-def report_once(what, exc):
+def report_once(what, exc, fallback="`bt` shows the machine frames only"):
     """Says once per session that `what` failed, and why (again when the reason
     changes: a provider that falls back to the machine frames must not do it in
     silence)."""
     key = (what, type(exc).__name__, str(exc))
     if key not in _reported:
         _reported.add(key)
-        print("strobe: %s failed (%s: %s); `bt` shows the machine frames only"
-              % (what, type(exc).__name__, exc), file=sys.stderr)
+        print("strobe: %s failed (%s: %s); %s"
+              % (what, type(exc).__name__, exc, fallback), file=sys.stderr)
 
 
 class StrobeFrameProvider(ScriptedFrameProvider):
@@ -184,3 +187,116 @@ def ensure_provider(target):
     else:
         print("strobe: cannot register the frame provider: %s" % err.GetCString(),
               file=sys.stderr)
+
+
+# -- Frame names -------------------------------------------------------------------------
+#
+# Note [Frame names]: lldb names a frame by its function (DWARF) or else its symbol,
+# and knows no GHC encoding: a frame of GHC's libraries shows as
+# `base_GHCziShow_zdfShowIntzuzdcshow_info + 48`, and a continuation that GHC left
+# without a symbol of its own (local labels, past the sized symbol of its binding)
+# shows an empty name.  The provider cannot name its frames: lldb 22.1.8 takes only a
+# pc from a dict frame, and crashes on a ScriptedFrame object (__init__.py).  lldb's
+# frame and thread formats can call Python, though: `${script.frame:F}` prints what
+# F(frame) returns.  So in a GHC program the module puts F in place of the name field
+# of lldb's own formats, and F returns the Haskell name (ghcnames.py) of a GHC symbol,
+# `<GHC code at 0x...>` for a pc without one, and lldb's own text for anything else
+# (rendered by the same field through SBFormat).  A format that the user changed, and
+# that no longer holds lldb's field, is left as it is.
+
+NAME_FIELDS = {
+    "frame-format": "${function.name-with-args}{${frame.no-debug}${function.pc-offset}}",
+    "thread-format": "${function.name-with-args}{${frame.no-debug}${function.pc-offset}}",
+    "frame-format-unique":
+        "${function.name-without-args}{${frame.no-debug}${function.pc-offset}}",
+}
+_NAMER = {"frame-format": "frame_name", "thread-format": "frame_name",
+          "frame-format-unique": "frame_name_no_args"}
+_lldb_fields = {}  # field -> SBFormat
+_code_symbols = {}  # a module's (path, uuid, symbols) -> (sorted starts, names)
+
+
+def install_frame_names(debugger):
+    """Makes lldb's formats name frames by ghc_frame_name (Note [Frame names])."""
+    instance = debugger.GetInstanceName()
+    for setting, field in NAME_FIELDS.items():
+        values = debugger.GetInternalVariableValue(setting, instance)
+        value = values.GetStringAtIndex(0) if values.GetSize() else ""
+        ours = "${script.frame:%s}" % lldb_name(_NAMER[setting])
+        if ours in value:
+            continue
+        if field not in value:
+            print("strobe: %s is not lldb's: its frames keep GHC's encoded names"
+                  % setting, file=sys.stderr)
+            continue
+        debugger.SetInternalVariable(setting, value.replace(field, ours), instance)
+
+
+def frame_name(frame, internal_dict):
+    """`${script.frame:...}` in frame-format and thread-format."""
+    return _name(frame, NAME_FIELDS["frame-format"])
+
+
+def frame_name_no_args(frame, internal_dict):
+    """`${script.frame:...}` in frame-format-unique."""
+    return _name(frame, NAME_FIELDS["frame-format-unique"])
+
+
+def _name(frame, field):
+    try:
+        name = ghc_frame_name(frame)
+        if name is not None:
+            return name
+    except Exception as exc:  # a name must never be lost: lldb's own is next
+        report_once("naming a frame", exc, "it keeps lldb's name")
+    fmt = _lldb_fields.get(field)
+    if fmt is None:
+        fmt = _lldb_fields[field] = lldb.SBFormat(field, lldb.SBError())
+    out = lldb.SBStream()
+    frame.GetDescriptionWithFormat(fmt, out)
+    return out.GetData() or ""
+
+
+def ghc_frame_name(frame):
+    """The Haskell name of frame's function or symbol, with the offset of its pc as
+    lldb shows one (in code without lines); `<GHC code at 0x...>` in a GHC program
+    when lldb has no name for the pc; None for lldb's own name."""
+    target = frame.GetThread().GetProcess().GetTarget()
+    pc = frame.GetPC()
+    fn, sym = frame.GetFunction(), frame.GetSymbol()
+    if fn.IsValid():
+        name, start = haskell_name(fn.GetName() or ""), fn.GetStartAddress()
+    elif sym.IsValid() and sym.GetName():
+        name, start = haskell_name(sym.GetName()), sym.GetStartAddress()
+    else:
+        if ghc_runtime(target) is None:
+            return None
+        after = symbol_before(target, frame.GetPCAddress())
+        return "<GHC code at 0x%x%s>" % (pc, ", after " + after if after else "")
+    if name is None:
+        return None
+    if frame.GetLineEntry().IsValid():
+        return name
+    offset = pc - start.GetLoadAddress(target)
+    return name + (" + %d" % offset if offset > 0 else "")
+
+
+def symbol_before(target, addr):
+    """The name of the nearest code symbol below addr in its section (GHC's code
+    that has no symbol of its own follows the binding it belongs to), or None."""
+    module, section = addr.GetModule(), addr.GetSection()
+    if not module.IsValid() or not section.IsValid():
+        return None
+    key = (module.GetFileSpec().fullpath, module.GetUUIDString(), module.GetNumSymbols())
+    if key not in _code_symbols:
+        syms = sorted((s.GetStartAddress().GetFileAddress(), s.GetName())
+                      for s in module.symbols
+                      if s.GetType() == lldb.eSymbolTypeCode and s.GetName())
+        _code_symbols[key] = ([a for a, _ in syms], [n for _, n in syms])
+    starts, names = _code_symbols[key]
+    file_addr = addr.GetFileAddress()
+    i = bisect.bisect_right(starts, file_addr) - 1
+    base = section.GetFileAddress()
+    if i < 0 or starts[i] < base:
+        return None
+    return haskell_name(names[i]) or names[i]
