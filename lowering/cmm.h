@@ -6,7 +6,10 @@
  *   diag.c     diagnostics: `file:line:col: error: …`, the source line and a caret;
  *              internal errors (broken invariants) with strobe's own file and line
  *   lex.c      the lexer: GHC's free-form Cmm text into tokens
- *   parse.c    the recursive-descent parser: tokens into CmmFile
+ *   parse.c    the recursive-descent parser: tokens into CmmFile; by concern (parse.h):
+ *     parse_expr.c  expressions, GHC's printing precedence
+ *     parse_stmt.c  statements, ticks, tick scopes and blocks
+ *     parse_decl.c  statics, info tables, procs, data sections, the file's sections
  *   types.c    width inference: the type of every expression, widths of infix MachOps
  *   print.c    the canonical Cmm printer (--emit=cmm); printing its output is a fixed point
  *   scopes.c   tick-scope analysis: the scope tree of a group and each scope's best note
@@ -159,7 +162,7 @@ typedef struct CmmGlobalRegInfo {
 } CmmGlobalRegInfo;
 extern const CmmGlobalRegInfo cmm_global_regs[CMM_NUM_GLOBAL_REGS];
 
-/* What a bare name in value position refers to; decided per proc (parse.c). */
+/* What a bare name in value position refers to; decided per proc (parse_stmt.c). */
 typedef enum {
   CMM_LABEL_FOREIGN, /* any label not a block of the enclosing proc */
   CMM_LABEL_BLOCK,   /* a block of the enclosing proc, used as a value */
@@ -446,7 +449,7 @@ bool cmm_decode_string(const CmmSource *src, CmmToken t, Arena *a, Diag *d,
 /* Prints bytes as Haskell's `show` prints a String. */
 void cmm_print_string(FILE *out, const uint8_t *bytes, uint32_t len);
 
-/* ---- parse.c ------------------------------------------------------------------ */
+/* ---- parse.c (parse_expr.c, parse_stmt.c, parse_decl.c) ------------------------- */
 
 /* Parses a whole dump.  On error: diagnostics in d, and NULL.  The file's arena is
  * owned by the result (cmm_file_free). */

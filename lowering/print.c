@@ -61,7 +61,7 @@ static void print_args(FILE *out, CmmExpr *const *args, uint32_t n) {
 }
 
 /* `& | ^` and the prefixes: GHC prints them bare inside one another, and the parser
- * accepts only the bare runs that have one meaning (parse.c, Note [Bitwise chains]): one
+ * accepts only the bare runs that have one meaning (parse_expr.c, Note [Bitwise chains]): one
  * operator throughout, read left-associated, and a prefix on the last operand only, or
  * `~` anywhere in a run of `^`.  Everything else gets parentheses, so that the output
  * reads back as the same tree; GHC's own accepted text prints as GHC printed it. */

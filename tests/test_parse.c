@@ -147,7 +147,7 @@ static void test_bitwise_left_assoc(void **state) {
   assert_prints(e, text);
 }
 
-/* Note [Bitwise chains] (parse.c): a bare run of `& | ^` and prefixes is GHC's text for
+/* Note [Bitwise chains] (parse_expr.c): a bare run of `& | ^` and prefixes is GHC's text for
  * every tree that flattens to it.  strobe reads the runs whose trees all have one value
  * and refuses the others (a refusal: strobec's exit status 2).  Parentheses group. */
 static void test_bitwise_chains(void **state) {
