@@ -15,7 +15,7 @@ ghc_pkg=$(dirname "$(command -v "$ghc")")/$(basename "$ghc" | sed 's/ghc/ghc-pkg
 version=0.1
 id=strobe-plugin-$version
 ghc_version=$("$ghc" --numeric-version)
-deps="base ghc bytestring containers directory"
+deps="base ghc bytestring containers directory filepath"
 lib=$out/strobe-plugin
 rm -rf "$out/build" "$lib" "$out/package.conf.d"
 mkdir -p "$out/build" "$lib"

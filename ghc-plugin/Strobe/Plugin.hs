@@ -28,6 +28,7 @@ import qualified Data.Set as Set
 import GHC.Fingerprint (fingerprintString)
 import Numeric (showHex)
 import System.Directory (createDirectoryIfMissing, makeAbsolute)
+import System.FilePath (dropExtension, normalise)
 import System.IO
 
 import GHC.Cmm
@@ -99,7 +100,7 @@ writeModule opts dflags m cmm = do
   labels <- newIORef emptyLabels
   result <- consumeStream cmm $ \group -> do
     seen <- readIORef labels
-    let (text, seen') = printGroup dflags seen group
+    let (text, seen') = printGroup dflags (noteName dflags m) seen group
     hPutStr h text
     writeIORef labels seen'
   readIORef labels >>= hPutStr h . printSymbols
@@ -129,9 +130,33 @@ marker path = CmmData (Section CString lbl) (CmmStaticsRaw lbl [CmmString bytes]
 bytesOfString :: String -> B8.ByteString
 bytesOfString = bytesFS . mkFastString
 
--- | The file's first line: what strobe-ghc needs to know of the module.
+-- | The file's first line: what strobe-ghc needs to know of the module.  The prefix is
+-- where GHC would write the module's dumps: its source file without the extension.
 header :: DynFlags -> Module -> String
 header dflags m =
   "// " ++ formatVersion ++ ": module " ++ moduleNameString (moduleName m)
     ++ ", unit " ++ showSDoc dflags (ppr (moduleUnit m))
-    ++ maybe "" (\p -> ", prefix " ++ show p) (dumpPrefix dflags) ++ "\n"
+    ++ maybe "" (", prefix " ++) (sourcePrefix dflags) ++ "\n"
+
+-- | The module's source file without its extension and with a final dot (@src/A/B.@):
+-- GHC sets it for the module's dumps.
+sourcePrefix :: DynFlags -> Maybe FilePath
+#if __GLASGOW_HASKELL__ < 904
+sourcePrefix = dumpPrefix
+#else
+sourcePrefix = Just . dumpPrefix
+#endif
+
+-- | The name a source note gets in the file (Note [Source note names]).
+--
+-- Note [Source note names]: GHC names a source note by the path of bindings it is in,
+-- without the module (@stepB.go@), as @-prof@ names cost centres.  A note in the
+-- module's own source is the module's, and gets its name (@Main.stepB.go@, a frame's
+-- name in strobe's dynamic stack and DWARF); a note in another file came with code
+-- GHC inlined from another module, whose name GHC does not keep, and keeps its name
+-- as GHC has it.
+noteName :: DynFlags -> Module -> FilePath -> String -> String
+noteName dflags m file name = case sourcePrefix dflags of
+  Just p | not (null p), normalise (dropExtension file) == normalise (init p) ->
+    moduleNameString (moduleName m) ++ "." ++ name
+  _ -> name

@@ -19,7 +19,7 @@
 --
 -- Everything else (block labels, tick scopes, info tables, data, foreign-call
 -- conventions) is printed by GHC's own printer, as in its dumps.
-module Strobe.Print (Labels, emptyLabels, printGroup, printSymbols) where
+module Strobe.Print (Labels, emptyLabels, NoteName, printGroup, printSymbols) where
 
 import Prelude hiding ((<>))
 
@@ -44,11 +44,14 @@ type Labels = Map.Map String (String, Bool)
 emptyLabels :: Labels
 emptyLabels = Map.empty
 
+-- | How a source note in a file is named: the file and GHC's name of the note.
+type NoteName = FilePath -> String -> String
+
 -- | One group of the stream (a `[ … ]` section of a dump), and the labels it adds.
-printGroup :: DynFlags -> Labels -> CmmGroupSRTs -> (String, Labels)
-printGroup dflags seen decls = (dump dflags doc ++ "\n", seen')
+printGroup :: DynFlags -> NoteName -> Labels -> CmmGroupSRTs -> (String, Labels)
+printGroup dflags names seen decls = (dump dflags doc ++ "\n", seen')
   where
-    doc = text "[" <> vcat (punctuate comma (map (decl dflags) decls)) <> text "]"
+    doc = text "[" <> vcat (punctuate comma (map (decl dflags names) decls)) <> text "]"
     seen' = foldl' add seen (concatMap declLabels decls)
     add m l = Map.insertWith (\_ old -> old) (dump dflags (ppr l))
                              (asmSymbol dflags l, externallyVisibleCLabel l) m
@@ -75,30 +78,32 @@ printSymbols m = "symbols {\n" ++ concatMap row (Map.toList m) ++ "}\n"
 
 -- ---- declarations -------------------------------------------------------------------
 
-decl :: DynFlags -> GenCmmDecl RawCmmStatics CmmTopInfo CmmGraph -> SDoc
-decl _ d@(CmmData _ _) = ppr d
-decl dflags (CmmProc info lbl live graph) =
+decl :: DynFlags -> NoteName -> GenCmmDecl RawCmmStatics CmmTopInfo CmmGraph -> SDoc
+decl _ _ d@(CmmData _ _) = ppr d
+decl dflags names (CmmProc info lbl live graph) =
   vcat [ ppr lbl <> text "() { //  " <> brackets (hsep (punctuate comma (map ppr live)))
        , nest 8 (lbrace <+> ppr info $$ rbrace)
-       , nest 4 (text "{offset" $$ nest 2 (vcat (map (block dflags) blocks)) $$ rbrace)
+       , nest 4 (text "{offset" $$ nest 2 (vcat (map (block dflags names) blocks)) $$ rbrace)
        , rbrace ]
   where
     -- Every block, as the code generator takes them (GHC's dump leaves out the
     -- unreachable ones).
     blocks = toBlockListEntryFirst graph
 
-block :: DynFlags -> CmmBlock -> SDoc
-block dflags b = entry $$ nest 4 (vcat (map (stmt dflags) (blockToList middle)) $$ stmt dflags end)
+block :: DynFlags -> NoteName -> CmmBlock -> SDoc
+block dflags names b =
+  entry $$ nest 4 (vcat (map (stmt dflags names) (blockToList middle)) $$ stmt dflags names end)
   where
     (CmmEntry lbl scope, middle, end) = blockSplit b
     entry = ppr lbl <> colon <+> text "//" <+> ppr scope
 
 -- | A statement, in GHC's layout (GHC.Cmm.Ppr's pprNode) with this module's expressions.
-stmt :: DynFlags -> CmmNode e x -> SDoc
-stmt dflags n = case n of
+stmt :: DynFlags -> NoteName -> CmmNode e x -> SDoc
+stmt dflags names n = case n of
   CmmEntry {} -> ppr n
   CmmComment {} -> ppr n
-  CmmTick t@(SourceNote _ name) -> text "//tick" <+> ppr t <+> text (cmmString name)
+  CmmTick t@(SourceNote sp name) ->
+    text "//tick" <+> ppr t <+> text (cmmString (names (unpackFS (srcSpanFile sp)) name))
   CmmTick {} -> ppr n
   CmmUnwind regs ->
     text "unwind " <> commas [ppr r <+> equals <+> unwound e | (r, e) <- regs] <> semi
