@@ -370,15 +370,17 @@ bool lw_symbols_add_table(LwSymbols *S, const CmmFile *f, Diag *d) {
 /* ---- labels to symbols ----------------------------------------------------------------- */
 
 /* Note [Symbols from the table]: a label in a symbols table gets the table's symbol,
- * GHC's own, which needs no package map and no reading of the label's spelling.  A
- * local one is assembler-local in GHC's object (`.Lr2X3_closure`: no symbol at all);
- * strobe's is local too but keeps a name without the `.L` (`r2X3_closure`), which the
- * object's symbol table and split.c's parts, which link through hidden symbols, need. */
+ * GHC's own, which needs no package map and no reading of the label's spelling.  The
+ * exception is a symbol GHC makes assembler-local (`.Lr2X3_closure`), which is no
+ * symbol at all in GHC's object: strobe's is local, and keeps the name the label's
+ * spelling gives it (`zdwhotA_r2X3_closure`, the Haskell name), which profiles and
+ * debuggers show, and which split.c's parts link through. */
 static bool from_table(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out) {
   uint32_t k;
   if (!S || !S->table.n || !strmap_get(&S->table, label, &k)) return false;
   const CmmSymbol *r = &S->rows.v[k];
-  out->symbol = !r->global && strncmp(r->symbol, ".L", 2) == 0 ? r->symbol + 2 : r->symbol;
+  if (!r->global && strncmp(r->symbol, ".L", 2) == 0) return false;
+  out->symbol = r->symbol;
   out->global = r->global;
   size_t m = module_len(label, strlen(label));
   out->module = m ? arena_strndup(a, label, m - 1) : NULL;
