@@ -16,6 +16,7 @@ version=0.1
 id=strobe-plugin-$version
 ghc_version=$("$ghc" --numeric-version)
 deps="base ghc bytestring containers directory filepath"
+modules="Strobe.Plugin Strobe.Print Strobe.Compat"
 lib=$out/strobe-plugin
 rm -rf "$out/build" "$lib" "$out/package.conf.d"
 mkdir -p "$out/build" "$lib"
@@ -23,12 +24,12 @@ mkdir -p "$out/build" "$lib"
 "$ghc" --make -no-link -v0 -O -this-unit-id "$id" -dynamic-too -fPIC \
   -hide-all-packages $(for d in $deps; do printf ' -package %s' "$d"; done) \
   -i"$src" -outputdir "$out/build" -hidir "$lib" \
-  Strobe.Plugin Strobe.Print
+  $modules
 "$ghc" -v0 -shared -dynamic -o "$lib/libHS$id-ghc$ghc_version.so" \
   $(for d in $deps; do printf ' -package %s' "$d"; done) \
-  "$out/build/Strobe/Plugin.dyn_o" "$out/build/Strobe/Print.dyn_o"
+  $(for m in $modules; do printf ' %s' "$out/build/$(echo "$m" | tr . /).dyn_o"; done)
 rm -f "$lib/libHS$id.a"
-ar rcs "$lib/libHS$id.a" "$out/build/Strobe/Plugin.o" "$out/build/Strobe/Print.o"
+ar rcs "$lib/libHS$id.a" $(for m in $modules; do printf ' %s' "$out/build/$(echo "$m" | tr . /).o"; done)
 
 ids=
 for d in $deps; do ids="$ids $("$ghc_pkg" --global field "$d" id --simple-output | head -n1)"; done
@@ -40,7 +41,7 @@ key: $id
 license: MIT
 exposed: True
 exposed-modules: Strobe.Plugin
-hidden-modules: Strobe.Print
+hidden-modules: Strobe.Print Strobe.Compat
 import-dirs: \${pkgroot}/strobe-plugin
 library-dirs: \${pkgroot}/strobe-plugin
 dynamic-library-dirs: \${pkgroot}/strobe-plugin

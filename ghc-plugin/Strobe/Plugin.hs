@@ -16,15 +16,14 @@
 -- @.dyn_o@; shared libraries stay GHC's) and Cmm that is not a Haskell module's (a
 -- @.cmm@ source).
 --
--- This module is the only one that knows how a plugin reaches GHC's hooks; that is
--- where GHC's versions differ (CPP below).  GHC 9.0 sets them in DynFlags through
--- 'dynflagsPlugin', 9.2 and later in the HscEnv through 'driverPlugin'.
+-- This module is the only one that knows how a plugin reaches GHC's hooks (CPP below):
+-- GHC 9.0 sets them in DynFlags through 'dynflagsPlugin', 9.2 and later in the HscEnv
+-- through 'driverPlugin'.  The rest that differs between versions is "Strobe.Compat".
 module Strobe.Plugin (plugin) where
 
 import qualified Data.ByteString.Char8 as B8
 import Data.IORef
 import Data.List (isPrefixOf)
-import qualified Data.Set as Set
 import GHC.Fingerprint (fingerprintString)
 import Numeric (showHex)
 import System.Directory (createDirectoryIfMissing, makeAbsolute)
@@ -34,7 +33,6 @@ import System.IO
 import GHC.Cmm
 import GHC.Cmm.CLabel (mkStringLitLabel)
 import GHC.Driver.Hooks (Hooks (..))
-import GHC.Driver.Ways (Way (WayDyn))
 import GHC.Plugins hiding ((<>))
 import qualified GHC.Data.Stream as Stream
 import GHC.Types.Unique (mkUnique)
@@ -45,6 +43,7 @@ import GHC.Cmm.Info (cmmToRawCmm)
 import GHC.Driver.Env (HscEnv (..))
 #endif
 
+import Strobe.Compat (isDynamicWay, sourcePrefix)
 import Strobe.Print
 
 -- | The version of what the plugin writes: a module compiled with another one is
@@ -74,13 +73,13 @@ outDir opts = last ("." : [drop 4 o | o <- opts, "out=" `isPrefixOf` o])
 hook :: [CommandLineOption] -> DynFlags -> Maybe Module -> Stream.Stream IO CmmGroupSRTs a
      -> IO (Stream.Stream IO RawCmmGroup a)
 hook opts dflags mmod cmm = case mmod of
-  Just m | not (WayDyn `Set.member` ways dflags) -> writeModule opts dflags m cmm
+  Just m | not (isDynamicWay dflags) -> writeModule opts dflags m cmm
   _ -> cmmToRawCmm dflags cmm
 #else
 hook :: [CommandLineOption] -> HscEnv -> DynFlags -> Maybe Module
      -> Stream.Stream IO CmmGroupSRTs a -> IO (Stream.Stream IO RawCmmGroup a)
 hook opts env dflags mmod cmm = case mmod of
-  Just m | not (WayDyn `Set.member` ways dflags) -> writeModule opts dflags m cmm
+  Just m | not (isDynamicWay dflags) -> writeModule opts dflags m cmm
   _ -> cmmToRawCmm (hsc_logger env) (targetProfile dflags) cmm
 #endif
 
@@ -137,15 +136,6 @@ header dflags m =
   "// " ++ formatVersion ++ ": module " ++ moduleNameString (moduleName m)
     ++ ", unit " ++ showSDoc dflags (ppr (moduleUnit m))
     ++ maybe "" (", prefix " ++) (sourcePrefix dflags) ++ "\n"
-
--- | The module's source file without its extension and with a final dot (@src/A/B.@):
--- GHC sets it for the module's dumps.
-sourcePrefix :: DynFlags -> Maybe FilePath
-#if __GLASGOW_HASKELL__ < 904
-sourcePrefix = dumpPrefix
-#else
-sourcePrefix = Just . dumpPrefix
-#endif
 
 -- | The name a source note gets in the file (Note [Source note names]).
 --

@@ -1,4 +1,4 @@
-{-# LANGUAGE CPP, GADTs #-}
+{-# LANGUAGE GADTs #-}
 -- | Cmm in the syntax strobec reads (docs/cmm-syntax.md): GHC's `-ddump-cmm` text,
 -- with what that text leaves out written in.
 --
@@ -29,7 +29,7 @@ import Data.List (foldl')
 import qualified Data.ByteString as BS
 
 import GHC.Cmm
-import GHC.Cmm.CLabel (CLabel, externallyVisibleCLabel, pprCLabel)
+import GHC.Cmm.CLabel (CLabel, externallyVisibleCLabel)
 import GHC.Cmm.Dataflow.Block (blockSplit, blockToList)
 import GHC.Cmm.Dataflow.Collections (mapElems)
 import GHC.Cmm.Ppr ()
@@ -37,6 +37,8 @@ import GHC.Cmm.Switch (switchTargetsFallThrough, switchTargetsRange)
 import GHC.Cmm.Utils (toBlockListEntryFirst)
 import GHC.Plugins hiding ((<>))
 import GHC.Utils.Outputable
+
+import Strobe.Compat
 
 -- | Every label printed so far: its dump spelling -> (object symbol, global).
 type Labels = Map.Map String (String, Bool)
@@ -49,21 +51,12 @@ type NoteName = FilePath -> String -> String
 
 -- | One group of the stream (a `[ … ]` section of a dump), and the labels it adds.
 printGroup :: DynFlags -> NoteName -> Labels -> CmmGroupSRTs -> (String, Labels)
-printGroup dflags names seen decls = (dump dflags doc ++ "\n", seen')
+printGroup dflags names seen decls = (render dflags doc ++ "\n", seen')
   where
     doc = text "[" <> vcat (punctuate comma (map (decl dflags names) decls)) <> text "]"
     seen' = foldl' add seen (concatMap declLabels decls)
-    add m l = Map.insertWith (\_ old -> old) (dump dflags (ppr l))
-                             (asmSymbol dflags l, externallyVisibleCLabel l) m
-
--- | Text as GHC's dumps print it: every name qualified with its module.
-dump :: DynFlags -> SDoc -> String
-dump dflags = renderWithStyle (initSDocContext dflags (mkDumpStyle alwaysQualify))
-
--- | The label's symbol as GHC's code generator writes it in assembly.
-asmSymbol :: DynFlags -> CLabel -> String
-asmSymbol dflags l =
-  renderWithStyle (initSDocContext dflags (mkCodeStyle AsmStyle)) (pprCLabel dflags l)
+    add m l = Map.insertWith (\_ old -> old) (render dflags (label dflags l))
+                             (render dflags (asmLabel dflags l), externallyVisibleCLabel l) m
 
 -- | The table of every label's symbol, after the last group:
 --
@@ -79,10 +72,10 @@ printSymbols m = "symbols {\n" ++ concatMap row (Map.toList m) ++ "}\n"
 -- ---- declarations -------------------------------------------------------------------
 
 decl :: DynFlags -> NoteName -> GenCmmDecl RawCmmStatics CmmTopInfo CmmGraph -> SDoc
-decl _ _ d@(CmmData _ _) = ppr d
+decl dflags _ d@(CmmData _ _) = pprP dflags d
 decl dflags names (CmmProc info lbl live graph) =
-  vcat [ ppr lbl <> text "() { //  " <> brackets (hsep (punctuate comma (map ppr live)))
-       , nest 8 (lbrace <+> ppr info $$ rbrace)
+  vcat [ label dflags lbl <> text "() { //  " <> brackets (hsep (punctuate comma (map ppr live)))
+       , nest 8 (lbrace <+> pprP dflags info $$ rbrace)
        , nest 4 (text "{offset" $$ nest 2 (vcat (map (block dflags names) blocks)) $$ rbrace)
        , rbrace ]
   where
@@ -100,11 +93,11 @@ block dflags names b =
 -- | A statement, in GHC's layout (GHC.Cmm.Ppr's pprNode) with this module's expressions.
 stmt :: DynFlags -> NoteName -> CmmNode e x -> SDoc
 stmt dflags names n = case n of
-  CmmEntry {} -> ppr n
-  CmmComment {} -> ppr n
-  CmmTick t@(SourceNote sp name) ->
-    text "//tick" <+> ppr t <+> text (cmmString (names (unpackFS (srcSpanFile sp)) name))
-  CmmTick {} -> ppr n
+  CmmEntry {} -> pprP dflags n
+  CmmComment {} -> pprP dflags n
+  CmmTick t | Just (file, name) <- noteName t ->
+    text "//tick" <+> ppr t <+> text (cmmString (names file name))
+  CmmTick {} -> pprP dflags n
   CmmUnwind regs ->
     text "unwind " <> commas [ppr r <+> equals <+> unwound e | (r, e) <- regs] <> semi
   CmmAssign reg e -> ppr reg <+> equals <+> ex e <> semi
@@ -133,7 +126,7 @@ stmt dflags names n = case n of
            <+> text "args: " <> ppr out <> comma <+> text "res: " <> ppr res <> comma
            <+> text "upd: " <> ppr upd
          , semi ]
-  CmmForeignCall {} -> ppr n -- safe calls are gone by the time the hook sees the Cmm
+  CmmForeignCall {} -> pprP dflags n -- safe calls are gone by the time the hook sees the Cmm
   where
     ex = expr dflags
     operand = operandOf dflags
@@ -141,7 +134,7 @@ stmt dflags names n = case n of
     callee f@(CmmLit _) = ex f
     callee f = parens (ex f)
     foreignTarget (ForeignTarget f conv) = ppr conv <+> callee f
-    foreignTarget t = ppr t
+    foreignTarget t = pprP dflags t
 
 commas :: [SDoc] -> SDoc
 commas = hsep . punctuate comma
@@ -154,8 +147,8 @@ commas = hsep . punctuate comma
 -- other one is @%MO_…(…)@ with its widths.
 expr :: DynFlags -> CmmExpr -> SDoc
 expr dflags e = case e of
-  CmmLit l -> lit l
-  CmmLoad a ty -> ppr ty <> brackets (expr dflags a)
+  _ | Just (a, ty) <- loadOf e -> ppr ty <> brackets (expr dflags a)
+  CmmLit l -> lit dflags l
   CmmReg r -> ppr r
   CmmRegOff r i -> parens (ppr r <+> char '+' <+> int i)
   CmmStackSlot a i -> parens (ppr a <+> char '+' <+> int i)
@@ -177,7 +170,7 @@ operandOf dflags e
     atomic (CmmLit (CmmLabelOff {})) = False
     atomic (CmmLit (CmmLabelDiffOff {})) = False
     atomic (CmmLit _) = True -- a negative number is in parentheses already
-    atomic (CmmLoad {}) = True
+    atomic x | Just _ <- loadOf x = True
     atomic (CmmReg _) = True
     atomic (CmmMachOp op args) =
       not (length args == 2 && isInfix op) && not (length args == 1 && isPrefix op)
@@ -213,18 +206,17 @@ prefixOp op = case op of
 
 -- | A literal.  A number's width follows it unless it is the word (@8 :: W32@); a
 -- negative number is in parentheses with its width (@(-8 :: W32)@).
-lit :: CmmLit -> SDoc
-lit l = case l of
+lit :: DynFlags -> CmmLit -> SDoc
+lit dflags l = case l of
   CmmInt i w -> negParens (i < 0) (integer i <> width w)
   CmmFloat r w -> let d = fromRational r :: Double
                   in negParens (d < 0 || isNegativeZero d) (double d <+> dcolon <+> ppr w)
-  CmmLabel c -> ppr c
-  CmmLabelOff c i -> ppr c <> offset i
-  CmmLabelDiffOff a b i _ -> ppr a <> char '-' <> ppr b <> offset i
-  _ -> ppr (CmmLit l) -- a block's label, and what never reaches the hook
+  CmmLabel c -> label dflags c
+  CmmLabelOff c i -> label dflags c <> offset i
+  CmmLabelDiffOff a b i _ -> label dflags a <> char '-' <> label dflags b <> offset i
+  _ -> pprP dflags l -- a block's label, and what never reaches the hook
   where
-    width w = sdocWithDynFlags $ \dflags ->
-      if w == wordWidth (targetPlatform dflags) then empty else space <> dcolon <+> ppr w
+    width w = if w == wordWidth (targetPlatform dflags) then empty else space <> dcolon <+> ppr w
     negParens True d = parens d
     negParens False d = d
     offset i | i == 0 = empty
