@@ -4,9 +4,9 @@
  * The lowering builds each tick descriptor as a constant of strobe_desc_llvm_type, one
  * operand per row of tickdesc.def, in its order; the plugin reads the operands back by
  * the same indices.  The plugin declares the thread's head with strobe_head_llvm_type.
- * The C structs (strobe/dynstack.h) expand the same rows, so each LLVM struct's layout
- * is the C one: i32 is uint32_t, i64 uint64_t, ptr any pointer, and no row needs padding
- * that LLVM would not also insert (the offsets are pinned there). */
+ * The C structs (abi.h) expand the same rows, so each LLVM struct's layout is the C
+ * one: i32 is uint32_t, i64 uint64_t, ptr any pointer, and no row needs padding that
+ * LLVM would not also insert (the offsets are pinned there). */
 #ifndef STROBE_ABI_LLVM_TYPES_H
 #define STROBE_ABI_LLVM_TYPES_H
 

@@ -24,14 +24,17 @@ struct DebugInfo {
   VEC(LLVMMetadataRef) file_md;
 };
 
-static LLVMMetadataRef file_of(DebugInfo *dw, const char *name) {
-  uint32_t i;
-  if (strmap_get(&dw->files, name, &i)) return dw->file_md.v[i];
-  const char *dir = name[0] == '/' ? "" : dw->dir;
+static LLVMMetadataRef add_file(DebugInfo *dw, const char *name, const char *dir) {
   LLVMMetadataRef md = LLVMDIBuilderCreateFile(dw->dib, name, strlen(name), dir, strlen(dir));
   strmap_put(&dw->files, dw->a, arena_strndup(dw->a, name, strlen(name)), dw->file_md.n, NULL);
   vec_push(dw->a, &dw->file_md, md);
   return md;
+}
+
+static LLVMMetadataRef file_of(DebugInfo *dw, const char *name) {
+  uint32_t i;
+  if (strmap_get(&dw->files, name, &i)) return dw->file_md.v[i];
+  return add_file(dw, name, name[0] == '/' ? "" : dw->dir);
 }
 
 DebugInfo *dw_new(LLVMModuleRef m, bool haskell, unsigned dwarf_version, const char *cu_file,
@@ -44,7 +47,9 @@ DebugInfo *dw_new(LLVMModuleRef m, bool haskell, unsigned dwarf_version, const c
   dw->a = arena_new();
   dw->dir = arena_strndup(dw->a, dir, strlen(dir));
   strmap_init(&dw->files, dw->a, 8);
-  dw->cu_file = file_of(dw, cu_file);
+  /* The unit's directory is where the compiler ran, as GHC's DW_AT_comp_dir is, also
+   * when its file name is absolute. */
+  dw->cu_file = add_file(dw, cu_file, dw->dir);
   static const char producer[] = "strobe";
   dw->cu = LLVMDIBuilderCreateCompileUnit(
       dw->dib, haskell ? LLVMDWARFSourceLanguageHaskell : LLVMDWARFSourceLanguageC, dw->cu_file,

@@ -17,7 +17,9 @@
 
 typedef struct DebugInfo DebugInfo;
 
-/* dir: the directory relative source-note file names are resolved against. */
+/* cu_file: the compile unit's name, the source it was compiled from; dir: the
+ * directory the compiler ran in, the unit's DW_AT_comp_dir, which relative source-note
+ * file names are resolved against. */
 /* dwarf_version: 4 or 5, 0 for 4 (the "Dwarf Version" module flag; LLVM's default is 5). */
 DebugInfo *dw_new(LLVMModuleRef m, bool haskell, unsigned dwarf_version, const char *cu_file,
                   const char *dir);

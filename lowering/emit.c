@@ -3,7 +3,7 @@
  * Everything goes through LLVM's C API in process: the new pass manager
  * (LLVMRunPasses) for -O, the target machine's code generator for assembly and
  * objects.  Output is produced in memory first and written with one rename, so a
- * failure at any point leaves no partial file.
+ * failure at any point leaves no partial file (Note [Where the output goes]).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "emit.h"
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <llvm-c/Analysis.h>
@@ -231,6 +232,56 @@ bool emit_optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, char
 
 /* ---- output --------------------------------------------------------------------- */
 
+/* Note [Where the output goes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A regular file, or a name that no file has yet, is written whole or not at all: the
+ * bytes go to a new file beside it, which is renamed over it.  Anything else that
+ * exists (a device such as /dev/null, a FIFO, a socket, a directory) is opened and
+ * written directly, as clang does: renaming over /dev/null would replace the device
+ * with a regular file for every later user (strobec runs as root in containers), and
+ * over a FIFO would cut off its reader.  A symbolic link is followed, link by link, to
+ * the name it leads to, which is then written as above: the link stays a link, and its
+ * target is replaced, not the link.
+ */
+
+enum { MAX_LINKS = 40 }; /* as Linux's ELOOP */
+
+/* The name path leads to through its symbolic links (malloc'd), or NULL when out of
+ * memory.  A link that cannot be read, or a loop, ends the walk where it is. */
+static char *follow_links(const char *path) {
+  char *name = strdup(path);
+  for (int hops = 0; name && hops < MAX_LINKS; hops++) {
+    struct stat st;
+    if (lstat(name, &st) != 0 || !S_ISLNK(st.st_mode)) return name;
+    char link[4096];
+    ssize_t n = readlink(name, link, sizeof link - 1);
+    if (n < 0) return name;
+    link[n] = '\0';
+    /* A relative link is relative to the directory that holds it. */
+    const char *slash = strrchr(name, '/');
+    size_t dir = link[0] == '/' || !slash ? 0 : (size_t)(slash - name) + 1;
+    char *next = malloc(dir + (size_t)n + 1);
+    if (next) {
+      memcpy(next, name, dir);
+      memcpy(next + dir, link, (size_t)n + 1);
+    }
+    free(name);
+    name = next;
+  }
+  return name;
+}
+
+bool emit_output_file(const char *path, char **file, char **error) {
+  *file = follow_links(path);
+  if (!*file) return fail(error, "cannot write '%s': out of memory", path);
+  struct stat st;
+  if (lstat(*file, &st) == 0 && !S_ISREG(st.st_mode)) { /* a link here is a loop */
+    free(*file);
+    *file = NULL;
+  }
+  return true;
+}
+
 static bool write_all(int fd, const char *p, size_t size) {
   while (size > 0) {
     ssize_t n = write(fd, p, size);
@@ -242,6 +293,19 @@ static bool write_all(int fd, const char *p, size_t size) {
   return true;
 }
 
+/* A device, FIFO or socket: written in place (Note [Where the output goes]). */
+static bool write_directly(const char *path, const void *data, size_t size, char **error) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  bool ok = fd >= 0 && write_all(fd, data, size);
+  int e = errno;
+  if (fd >= 0 && close(fd) != 0 && ok) {
+    ok = false;
+    e = errno;
+  }
+  if (!ok) fail(error, "cannot write '%s': %s", path, strerror(e));
+  return ok;
+}
+
 bool emit_write_file(const char *path, const void *data, size_t size, char **error) {
   if (!path || !*path) return fail(error, "no output file name");
   if (strcmp(path, "-") == 0) {
@@ -249,21 +313,29 @@ bool emit_write_file(const char *path, const void *data, size_t size, char **err
       return fail(error, "cannot write to standard output: %s", strerror(errno));
     return true;
   }
+  char *file;
+  if (!emit_output_file(path, &file, error)) return false;
+  if (!file) return write_directly(path, data, size, error);
 
-  /* A new file beside path (same file system, so rename is atomic); O_EXCL so that
-   * another process's temporary file is never reused, 0666 so the umask applies. */
-  size_t cap = strlen(path) + 48;
+  /* A new file beside the one replaced (same file system, so rename is atomic); O_EXCL
+   * so that another process's temporary file is never reused, 0666 so the umask
+   * applies. */
+  size_t cap = strlen(file) + 48;
   char *tmp = malloc(cap);
-  if (!tmp) return fail(error, "cannot write '%s': out of memory", path);
+  if (!tmp) {
+    free(file);
+    return fail(error, "cannot write '%s': out of memory", path);
+  }
   int fd = -1;
   for (unsigned i = 0; fd < 0 && i < 64; i++) {
-    snprintf(tmp, cap, "%s.tmp%ld.%u", path, (long)getpid(), i);
+    snprintf(tmp, cap, "%s.tmp%ld.%u", file, (long)getpid(), i);
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }
   if (fd < 0) {
     int e = errno;
     free(tmp);
+    free(file);
     return fail(error, "cannot write '%s': %s", path, strerror(e));
   }
   bool ok = write_all(fd, data, size);
@@ -272,7 +344,7 @@ bool emit_write_file(const char *path, const void *data, size_t size, char **err
     ok = false;
     e = errno;
   }
-  if (ok && rename(tmp, path) != 0) {
+  if (ok && rename(tmp, file) != 0) {
     ok = false;
     e = errno;
   }
@@ -281,6 +353,7 @@ bool emit_write_file(const char *path, const void *data, size_t size, char **err
     fail(error, "cannot write '%s': %s", path, strerror(e));
   }
   free(tmp);
+  free(file);
   return ok;
 }
 

@@ -5,6 +5,7 @@
  *   tm = emit_target_machine(opt, pic, &err)  x86-64, PIC or static, the codegen level of -O
  *   emit_optimize(m, tm, opt, &err)           default<O0..O3>, LLVM's new pass manager
  *   emit_module(m, tm, kind, path, &err)      to memory, then to path in one rename
+ *                                             (a device or FIFO: directly)
  *
  * emit_optimize and emit_module both begin with emit_prepare_module (triple and data
  * layout from the target machine, the ghccc frame-pointer rule, the verifier), so a
@@ -53,9 +54,11 @@ bool emit_prepare_module(LLVMModuleRef m, LLVMTargetMachineRef tm, char **error)
 bool emit_optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, char **error);
 
 /* Writes m as kind to path ("-": standard output).  The output is built in memory and
- * then written to a temporary file beside path and renamed over it, so path ends up
- * whole or untouched.  Code generation runs on a copy of m: m is left as it was
- * (apart from emit_prepare_module's triple and data layout). */
+ * then, when path is a regular file or does not exist, written to a temporary file
+ * beside it and renamed over it, so path ends up whole or untouched; a device (such as
+ * /dev/null), a FIFO or a socket is written directly, and a symbolic link is followed
+ * to the file it names (emit_output_file).  Code generation runs on a copy of m: m is
+ * left as it was (apart from emit_prepare_module's triple and data layout). */
 bool emit_module(LLVMModuleRef m, LLVMTargetMachineRef tm, EmitKind kind, const char *path,
                  char **error);
 
@@ -67,5 +70,11 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
 
 /* The writing half of emit_module, for any bytes: whole or absent, "-" is stdout. */
 bool emit_write_file(const char *path, const void *data, size_t size, char **error);
+
+/* How an output to path is written (Note [Where the output goes] in emit.c): *file is
+ * the regular file, or the name no file has yet, to replace by a rename (malloc'd:
+ * path, or where its symbolic links lead), or NULL when path exists and is not a
+ * regular file and is written directly.  False (and *error) only when out of memory. */
+bool emit_output_file(const char *path, char **file, char **error);
 
 #endif

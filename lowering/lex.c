@@ -4,8 +4,9 @@
  * symbol (`GHC.Classes.==_info`, `GHC.Types.[]_closure+1`, `(,)_con_info`).  What
  * works over every dump: binary operators are always surrounded by spaces, so a NAME
  * is a maximal run of label characters, and the parser classifies the run (label,
- * register, number, operator).  A run may also hold `()`, `(,…)` and `[]` when a
- * label character follows (tuple and list names).  Three things are line-based: a
+ * register, number, operator).  A run may also hold GHC's built-in syntax, in any
+ * number and order, when a label character follows them (Note [Built-in syntax in
+ * names]).  Three things are line-based: a
  * `//` comment runs to the end of its line, a `====` title fills its line, and the
  * timestamp after a title is taken as a line by the parser (cmm_lex_line).
  */
@@ -38,21 +39,41 @@ static const bool label_chars[256] = {
 
 bool cmm_is_label_char(int c) { return c >= 0 && c < 256 && label_chars[c]; }
 
-/* `()`, `(,,)` or `[]` followed by a label character: part of a name. */
-static size_t tuple_name_len(const char *p, const char *end) {
+/* Note [Built-in syntax in names]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * GHC 9.0 spells these names of built-in syntax with brackets (GHC.Builtin.Types,
+ * mkTupleStr and mkConstraintTupleStr; listTyCon):
+ *     []                       the list
+ *     () (,) (,,) …            the unit and the tuples
+ *     (##) (#,#) (#,,#) …      the unboxed unit and unboxed tuples
+ *     (%%) (%,%) (%,,%) …      the constraint unit and constraint tuples
+ * (the one-tuples are Solo, Solo# and Solo%, and the unboxed sums Sum2# …: plain
+ * label characters).  A name holds them wherever GHC glues names together: an
+ * instance's dictionary names its class and each argument's type constructor
+ * (`$fRegexContextRegex[][]`, `$fPair()[]`, `$fC[](,,)`), a Typeable
+ * representation its type constructor (`GHC.Types.$tc(##)`, `$tc'(,)`), a class
+ * its data constructor (`GHC.Classes.C:(%,%)`).  None of them is ever followed by a
+ * label character where it is punctuation (`foo() {`, `I8[] "…"`, `hints: [] (…)`),
+ * so a run of groups is part of a name exactly when a label character follows the
+ * run. */
+
+/* One group of built-in syntax at p, or 0. */
+static size_t group_len(const char *p, const char *end) {
   const char *q = p;
-  if (*q == '[') {
-    q++;
-    if (q >= end || *q != ']') return 0;
-  } else if (*q == '(') {
-    q++;
-    while (q < end && *q == ',') q++;
-    if (q >= end || *q != ')') return 0;
-  } else {
-    return 0;
-  }
+  if (*q == '[') return q + 1 < end && q[1] == ']' ? 2 : 0;
+  if (*q != '(') return 0;
   q++;
-  return q < end && cmm_is_label_char((unsigned char)*q) ? (size_t)(q - p) : 0;
+  char inner = q < end && (*q == '#' || *q == '%') ? *q++ : 0; /* unboxed, constraint */
+  while (q < end && *q == ',') q++;
+  if (inner && (q >= end || *q++ != inner)) return 0;
+  return q < end && *q == ')' ? (size_t)(q + 1 - p) : 0;
+}
+
+/* A run of groups followed by a label character: part of a name; its length, or 0. */
+static size_t builtin_syntax_len(const char *p, const char *end) {
+  const char *q = p;
+  for (size_t n; q < end && (n = group_len(q, end)) != 0;) q += n;
+  return q > p && q < end && cmm_is_label_char((unsigned char)*q) ? (size_t)(q - p) : 0;
 }
 
 static bool at_line_start(const CmmLexer *lx, const char *p) {
@@ -122,11 +143,11 @@ CmmToken cmm_lex_next(CmmLexer *lx) {
   }
 
   size_t tl;
-  if (cmm_is_label_char((unsigned char)*p) || (tl = tuple_name_len(p, lx->end)) != 0) {
+  if (cmm_is_label_char((unsigned char)*p) || builtin_syntax_len(p, lx->end) != 0) {
     const char *q = p;
     for (;;) {
       if (q < lx->end && cmm_is_label_char((unsigned char)*q)) q++;
-      else if (q < lx->end && (tl = tuple_name_len(q, lx->end)) != 0) q += tl;
+      else if (q < lx->end && (tl = builtin_syntax_len(q, lx->end)) != 0) q += tl;
       else break;
     }
     lx->p = q;

@@ -28,7 +28,7 @@
 #include "infotable.h"
 #include "scopes.h"
 #include "ticks.h"
-#include "strobe/dynstack.h"
+#include "abi.h"
 #include "attributes.h"
 #include "llvm_types.h"
 

@@ -259,7 +259,7 @@ static void parse_live(Parser *P, CmmProc *pr) {
     while (q < P->lx.end && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
     if (q < P->lx.end && *q != '\n')
       ps_fail_at(P, (CmmLoc)(q - P->src->text),
-              "expected the end of the line after the wrapped live registers");
+                 "expected the end of the line after the wrapped live registers");
   }
   pr->nlive = live.n;
   pr->live = live.v;

@@ -58,8 +58,21 @@ CmmExpr *ps_label_expr(Parser *P, CmmToken t, bool allow_diff) {
   return e;
 }
 
+/* A float that Haskell's `show` names rather than writes in digits. */
+static bool is_named_float(const char *p, size_t n) {
+  return (n == 8 && memcmp(p, "Infinity", 8) == 0) || (n == 3 && memcmp(p, "NaN", 3) == 0);
+}
+
+/* `-8`, `-1.5e-3`, `-Infinity`: a number with its `-` glued on.  GHC prints a negative
+ * float so (GHC.Cmm.Ppr.Expr, pprLit: `show` on a Double, no parentheses), and a
+ * negative integer in parentheses, `(-8)`, where the `-` is then read the same way. */
+static bool is_negative_number(CmmToken t) {
+  return t.len > 1 && t.p[0] == '-' &&
+         ((t.p[1] >= '0' && t.p[1] <= '9') || is_named_float(t.p + 1, t.len - 1));
+}
+
 /* number := digits [':: ' width] | float ':: ' width    (float: digits with . or e,
- *           Infinity, NaN; `-` glued in front for negative values) */
+ *           Infinity, NaN; `-` glued in front for negative values: -Infinity) */
 static CmmExpr *number_expr(Parser *P, CmmToken t) {
   bool neg = t.p[0] == '-';
   const char *p = t.p + neg;
@@ -77,7 +90,7 @@ static CmmExpr *number_expr(Parser *P, CmmToken t) {
     errno = 0;
     double v = strtod(spelling, &end);
     const char *sp = spelling + neg;
-    bool named = strcmp(sp, "Infinity") == 0 || strcmp(sp, "NaN") == 0;
+    bool named = is_named_float(sp, strlen(sp));
     if (*end || (!named && (n == 0 || p[0] < '0' || p[0] > '9')))
       ps_fail_at(P, t.loc, "malformed number '%s'", spelling);
     e = new_expr(P, CMM_E_FLOAT, t.loc);
@@ -156,7 +169,7 @@ static CmmExpr *named_machop(Parser *P, CmmToken t) {
     }
     if (P->tok.kind != TK_RPAREN)
       ps_expected(P, arena_printf(P->a, "')' (%%MO_%s takes %u operand%s)", mi->name, mi->arity,
-                               mi->arity == 1 ? "" : "s"));
+                                  mi->arity == 1 ? "" : "s"));
     next(P);
     return e;
   }
@@ -193,7 +206,7 @@ static CmmExpr *parse_atom_(Parser *P) {
   }
   if (t.kind != TK_NAME || tok_is_def(t) || only_symbols(t)) ps_expected(P, "an expression");
   if (t.len > 4 && memcmp(t.p, "%MO_", 4) == 0) return named_machop(P, t);
-  if ((is_glued_prefix(t) && !(t.p[1] >= '0' && t.p[1] <= '9')) ||
+  if ((is_glued_prefix(t) && !(t.p[1] >= '0' && t.p[1] <= '9') && !is_negative_number(t)) ||
       (t.len == 1 && (t.p[0] == '-' || t.p[0] == '~') && P->lx.p < P->lx.end && *P->lx.p == '(')) {
     unsigned prefixes = 0;
     return parse_unary(P, &prefixes);
@@ -223,7 +236,7 @@ static CmmExpr *parse_atom_(Parser *P) {
     if (nl == 0) ps_fail_at(P, t.loc, "expected a register name before '::'");
     if (!ps_type_of(dc + 2, tl, &ty))
       ps_fail_at(P, t.loc + (CmmLoc)nl + 2, "expected a type (I64, P64, F64, …), got '%.*s'",
-              (int)tl, dc + 2);
+                 (int)tl, dc + 2);
     CmmExpr *e = new_expr(P, CMM_E_LOCAL, t.loc);
     e->u.local.name = arena_strndup(P->a, t.p, nl);
     e->type = ty;
@@ -232,8 +245,7 @@ static CmmExpr *parse_atom_(Parser *P) {
   }
   bool neg = t.p[0] == '-' && t.len > 1;
   if ((t.p[neg] >= '0' && t.p[neg] <= '9') ||
-      ((t.len - neg == 8 && memcmp(t.p + neg, "Infinity", 8) == 0) ||
-       (t.len - neg == 3 && memcmp(t.p + neg, "NaN", 3) == 0)))
+      is_named_float(t.p + neg, t.len - neg))
     return number_expr(P, t);
   next(P);
   return ps_label_expr(P, t, P->in_static);
@@ -247,7 +259,7 @@ static CmmExpr *parse_unary(Parser *P, unsigned *prefixes) {
   bool alone = t.kind == TK_NAME && t.len == 1 && (t.p[0] == '-' || t.p[0] == '~') &&
                P->lx.p < P->lx.end && *P->lx.p == '(';
   if (!alone && (t.kind != TK_NAME || !is_glued_prefix(t) ||
-                 (t.p[0] == '-' && t.p[1] >= '0' && t.p[1] <= '9')))
+                 is_negative_number(t)))
     return ps_atom(P);
   CmmExpr *e = new_expr(P, CMM_E_MACHOP, t.loc);
   e->u.mo.op = t.p[0] == '-' ? CMM_MO_S_NEG : CMM_MO_NOT;

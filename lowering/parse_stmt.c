@@ -115,7 +115,7 @@ static void parse_tick(Parser *P, CmmSrcNote *n) {
   }
   if (!ok || q != bend)
     ps_fail_at(P, t.loc + (CmmLoc)(colon + 1 - t.p), "malformed span '%.*s' in the source note",
-            (int)(bend - colon - 1), colon + 1);
+               (int)(bend - colon - 1), colon + 1);
   if (!n->line1 || !n->col1 || !n->line2 || !n->col2)
     ps_fail_at(P, t.loc + (CmmLoc)(colon + 1 - t.p), "source note lines and columns start at 1");
   if (n->line2 < n->line1 || (n->line2 == n->line1 && n->col2 < n->col1))
@@ -336,7 +336,7 @@ static void parse_call(Parser *P, CmmStmt *s, CmmExpr **results, uint32_t nresul
   }
   if (nresults)
     ps_fail_at(P, P->tok.loc, "only foreign calls and prim calls return results; got %s",
-            ps_describe(P, P->tok));
+               ps_describe(P, P->tok));
   s->kind = CMM_S_CALL;
   if (P->tok.kind == TK_LPAREN) {
     next(P);
@@ -470,7 +470,8 @@ static void parse_scope(Parser *P, CmmScope *sc) {
     for (;;) {
       const char *c = p;
       while (p < end && is_unique_char(*p)) p++;
-      if (p == c) ps_fail_at(P, AT(p), "expected a tick scope (a unique, a path 'a/b' or 'global')");
+      if (p == c)
+        ps_fail_at(P, AT(p), "expected a tick scope (a unique, a path 'a/b' or 'global')");
       vec_push(P->a, &comps, arena_strndup(P->a, c, (size_t)(p - c)));
       if (p < end && *p == '/') { p++; continue; }
       break;
@@ -508,8 +509,9 @@ void ps_block(Parser *P, CmmBlock *b, uint32_t index) {
   for (;;) {
     if (P->tok.kind == TK_RBRACE || tok_is_def(P->tok)) {
       if (!stmts.n || !cmm_is_terminator(stmts.v[stmts.n - 1].kind))
-        ps_expected(P, arena_printf(P->a, "a statement ending block '%s' (goto, if, switch or call)",
-                                 b->label));
+        ps_expected(P, arena_printf(P->a,
+                                    "a statement ending block '%s' (goto, if, switch or call)",
+                                    b->label));
       break;
     }
     if (stmts.n && cmm_is_terminator(stmts.v[stmts.n - 1].kind))

@@ -244,8 +244,11 @@ static bool emit_part(LLVMModuleRef m, LLVMTargetMachineRef tm, const Split *s, 
 bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, const char *path,
                        char **error) {
   Split s = {0};
-  if (jobs < 2 || strcmp(path, "-") == 0 || !plan(m, jobs, &s)) {
+  char *file = NULL; /* the file the parts' object replaces (emit_output_file) */
+  if (strcmp(path, "-") != 0 && !emit_output_file(path, &file, error)) return false;
+  if (jobs < 2 || !file || !plan(m, jobs, &s)) { /* stdout, a device or a FIFO: one part */
     free(s.fns);
+    free(file);
     return emit_module(m, tm, EMIT_KIND_OBJ, path, error);
   }
   size_t nlen = 0;
@@ -256,7 +259,7 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
   if (ok && !(names && files && pids)) ok = strobe_fail(error, "out of memory");
   fflush(NULL);
   for (unsigned p = 0; ok && p < s.nparts; p++) {
-    files[p] = part_path(path, p);
+    files[p] = part_path(file, p);
     pids[p] = fork();
     if (pids[p] < 0) ok = strobe_fail(error, "fork: %s", strerror(errno));
     if (pids[p] == 0) {
@@ -272,8 +275,8 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
         !(WIFEXITED(status) && WEXITSTATUS(status) == 0) && ok)
       ok = strobe_fail(error, "code generation of part %u of %u failed", p + 1, s.nparts);
   }
-  char *joined = part_path(path, s.nparts);
-  char *list = part_path(path, s.nparts + 1);
+  char *joined = part_path(file, s.nparts);
+  char *list = part_path(file, s.nparts + 1);
   if (ok) ok = emit_write_file(list, names, nlen, error);
   if (ok) {
     char **argv = calloc(s.nparts + 5, sizeof *argv);
@@ -293,7 +296,7 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
     ok = run(argv, error);
     free(opt);
   }
-  if (ok && rename(joined, path) != 0)
+  if (ok && rename(joined, file) != 0)
     ok = strobe_fail(error, "cannot write '%s': %s", path, strerror(errno));
   unlink(joined);
   unlink(list);
@@ -303,6 +306,7 @@ bool emit_object_split(LLVMModuleRef m, LLVMTargetMachineRef tm, unsigned jobs, 
   }
   free(joined);
   free(list);
+  free(file);
   free(files);
   free(pids);
   free(names);

@@ -98,6 +98,8 @@ static void usage(FILE *out) {
         "  --dwarf-version=N   4 (default: valgrind 3.19, gdb and perf read it) or 5\n"
         "  --main-file=NAME    the Haskell file being compiled, preferred for source notes\n"
         "                      (default: the file named by the most ticks of each input)\n"
+        "                      and the name of the DWARF compile unit (default: the\n"
+        "                      first input)\n"
         "\n"
         "Symbols (docs/lowering.md):\n"
         "  --package-map=FILE  the unit id of each library module, one 'MODULE UNIT-ID'\n"
@@ -339,7 +341,10 @@ static bool compile(const Options *o, LwSymbols *S) {
   LLVMContextRef ctx = LLVMContextCreate();
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
   Ticks *ticks = tk_new(); /* the module's tick descriptors */
-  Lowering *L = lw_new(ctx, o->inputs[0], &o->lower, ticks, &d);
+  /* The module, and its DWARF compile unit, is named after the Haskell source when the
+   * driver says which one it is (--main-file), as GHC names its own unit; else after
+   * the first input, a standalone program's Cmm. */
+  Lowering *L = lw_new(ctx, o->main_file ? o->main_file : o->inputs[0], &o->lower, ticks, &d);
   bool ok = true;
   for (int i = 0; i < o->ninputs && ok; i++) {
     CmmSource *src;

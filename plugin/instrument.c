@@ -13,7 +13,8 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * strobe/dynstack.h §4 gives the fast paths in C; these are the same in IR, with h the
  * address of the thread's head (llvm.threadlocal.address) and the offsets taken from
- * dynstack.h itself (offsetof on StrobeDynStackHead and StrobeEntry):
+ * the records themselves (offsetof on intrinsics/abi.h's StrobeDynStackHead and
+ * StrobeEntry):
  *
  *   tick(desc, sp):  [h->ticks += 1 (monotonic), with count_ticks]
  *                    t = h->top; br (sp <u t->wm), deeper, same
@@ -89,8 +90,8 @@
 #include <llvm-c/Core.h>
 #include <llvm-c/DebugInfo.h>
 
+#include "abi.h"
 #include "errfmt.h"
-#include "strobe/dynstack.h"
 #include "llvm_types.h"
 
 /* ---- errors --------------------------------------------------------------------- */

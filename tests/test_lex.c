@@ -158,6 +158,17 @@ static void test_labels_with_symbols(void **state) {
   one_name("(,,)_con_info");
   one_name("GHC.Show.$fShow(,)2_closure");
   one_name("Data.Foldable.$fFoldable[]_closure");
+  /* Note [Built-in syntax in names]: every group, in runs, anywhere in a name */
+  one_name("Text.Regex.Posix.Wrap.$fRegexContextRegex[][]_$cmatch_closure");
+  one_name("Main.$fPair()[]_closure");
+  one_name("Main.$fPair[](,,)_info");
+  one_name("()_closure");
+  one_name("GHC.Types.$tc(##)_closure+1");
+  one_name("GHC.Types.$tc(#,,#)_closure+1");
+  one_name("GHC.Classes.C:(%,%)_con_info");
+  one_name("GHC.Classes.C:(%%)_closure+1");
+  one_name("GHC.Tuple.$tc'(,)2_closure");
+  one_name("Main.$w$c()[](##)(%,,%)x_info");
   one_name(":Main.main_info");
   one_name("GHC.Num.-_info");
   one_name("GHC.Base.>>=_info");
@@ -206,6 +217,13 @@ static void test_brackets_not_swallowed(void **state) {
        {{TK_LBRACKET, "[", 0}, {TK_NAME, "GHC.Show.$fShow(,)2_closure+1", 1},
         {TK_COMMA, ",", 30}, {TK_NAME, "GHC.Types.[]_closure+1", 32},
         {TK_RBRACKET, "]", 54}}},
+      /* a run of groups that no label character follows is punctuation */
+      {"f()[] x",
+       {{TK_NAME, "f", 0}, {TK_LPAREN, "(", 1}, {TK_RPAREN, ")", 2}, {TK_LBRACKET, "[", 3},
+        {TK_RBRACKET, "]", 4}, {TK_NAME, "x", 6}}},
+      /* (#) and (%) are no groups */
+      {"(#)x",
+       {{TK_LPAREN, "(", 0}, {TK_NAME, "#", 1}, {TK_RPAREN, ")", 2}, {TK_NAME, "x", 3}}},
   };
   lexes_as(cases, sizeof cases / sizeof *cases);
 }

@@ -451,6 +451,17 @@ static void test_numbers(void **state) {
   assert_true(isinf(e->u.f.value));
   e = expr(a, "NaN :: W32");
   assert_true(isnan(e->u.f.value));
+  /* GHC prints a negative float bare, named ones too: a literal, not MO_S_Neg. */
+  e = expr(a, "-Infinity :: W64");
+  assert_int_equal(e->kind, CMM_E_FLOAT);
+  assert_true(isinf(e->u.f.value) && e->u.f.value < 0);
+  assert_prints(e, "-Infinity :: W64");
+  e = expr(a, "-Infinity :: W32");
+  assert_int_equal(e->kind, CMM_E_FLOAT);
+  assert_int_equal(e->type.width, 32);
+  e = expr(a, "-0.0 :: W64");
+  assert_int_equal(e->kind, CMM_E_FLOAT);
+  assert_true(e->u.f.value == 0 && signbit(e->u.f.value));
 
   e = expr(a, "16 :: W32");
   is_int(e, 16, false, 32);

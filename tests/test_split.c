@@ -7,6 +7,7 @@
  * local and global as there, and a program linked with it prints the same. */
 #include "support.h"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -174,10 +175,43 @@ static void test_small_module_is_not_split(void **state) {
   scratch_end(&x);
 }
 
+/* A big module written through a symbolic link is split beside the file the link
+ * names, which gets the object (the link stays a link); to a device it is written in
+ * one part, in place (emit.c, Note [Where the output goes]). */
+static void test_split_through_link_and_to_device(void **state) {
+  (void)state;
+  Scratch x;
+  scratch_begin(&x);
+  char sub[128], link[128], target[128];
+  snprintf(sub, sizeof sub, "%s/objects", x.dir);
+  snprintf(link, sizeof link, "%s/link.o", x.dir);
+  snprintf(target, sizeof target, "%s/objects/big.o", x.dir);
+  assert_int_equal(mkdir(sub, 0777), 0);
+  assert_int_equal(symlink("objects/big.o", link), 0);
+  LLVMModuleRef m = module(x.ctx, BIG);
+  char *error = NULL;
+  if (!emit_object_split(m, x.tm, 2, link, &error)) fail_msg("%s", error);
+  char *kinds = about("stat -c %%F %s/link.o", x.dir);
+  assert_string_equal(kinds, "symbolic link\n");
+  char *names = about("ls %s", sub);
+  assert_string_equal(names, "big.o\n"); /* no part left behind */
+  char *relocs = about("readelf -r %s | grep -c strobe_split_helper || true", target);
+  assert_string_equal(relocs, "1\n"); /* split it was */
+
+  if (!emit_object_split(m, x.tm, 2, "/dev/null", &error)) fail_msg("%s", error);
+  char *null = about("stat -c %%F %s", "/dev/null");
+  assert_string_equal(null, "character special file\n");
+  char *all[] = {kinds, names, relocs, null};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
+  LLVMDisposeModule(m);
+  scratch_end(&x);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_split_is_the_unsplit_object),
       cmocka_unit_test(test_small_module_is_not_split),
+      cmocka_unit_test(test_split_through_link_and_to_device),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

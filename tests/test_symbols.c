@@ -86,6 +86,17 @@ static void zencode_tuples(void **state) {
   encodes(a, "$fShow(,)", "zdfShowZLz2cUZR");
   encodes(a, "$fEq(,,)", "zdfEqZLz2cUz2cUZR");
   encodes(a, "$tc(,)", "zdtcZLz2cUZR");
+  /* Runs of groups, unboxed and constraint ones (lex.c, Note [Built-in syntax in names]),
+   * as in GHC 9.0.2's objects: ghczmprim_GHCziTypes_zdtcZLzhzhZR_closure, … */
+  encodes(a, "$fRegexContextRegex[][]", "zdfRegexContextRegexZMZNZMZN");
+  encodes(a, "$fPair()[]", "zdfPairZLZRZMZN");
+  encodes(a, "$fPair[](,,)", "zdfPairZMZNZLz2cUz2cUZR");
+  encodes(a, "$tc(##)", "zdtcZLzhzhZR");
+  encodes(a, "$tc(#,#)", "zdtcZLzhz2cUzhZR");
+  encodes(a, "$tc'(,)", "zdtczqZLz2cUZR");
+  encodes(a, "C:(%,%)", "CZCZLzvz2cUzvZR");
+  encodes(a, "C:(%%)", "CZCZLzvzvZR");
+  encodes(a, "(##)", "Z1H"); /* as GHC's maybe_tuple: (## counts as one */
 }
 
 static void zencode_units(void **state) {
@@ -141,6 +152,9 @@ static void builtin_syntax(void **state) {
   resolves(S, a, "(,,)_closure", "ghczmprim_GHCziTuple_Z3T_closure", true);
   resolves(S, a, "()_closure", "ghczmprim_GHCziTuple_Z0T_closure", true);
   resolves(S, a, "GHC.Tuple.()_closure", "ghczmprim_GHCziTuple_Z0T_closure", true);
+  resolves(S, a, "GHC.Types.$tc(##)_closure", "ghczmprim_GHCziTypes_zdtcZLzhzhZR_closure", true);
+  resolves(S, a, "GHC.Types.$tc(#,,#)_closure", "ghczmprim_GHCziTypes_zdtcZLzhz2cUz2cUzhZR_closure",
+           true);
   lw_symbols_free(S);
 }
 

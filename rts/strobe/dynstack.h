@@ -16,81 +16,44 @@
  *   4. the slow paths (from intrinsics.def) and the fast paths, the contract
  *   5. reports, statistics, options
  *
- * Every layout that the lowering, the plugin or the lldb module relies on is pinned by
- * _Static_assert at the end of its section.  x86-64 (LP64) only, like rt.h. */
+ * The records that compiled code shares (StrobeTickDesc, StrobeEntry, StrobeDynStackHead)
+ * are defined in intrinsics/abi.h, which the lowering and the plugin include instead of
+ * this header; sections 1-3 say what they are for.  Every layout that the lowering, the
+ * plugin or the lldb module relies on is pinned by _Static_assert, there or at the end
+ * of its section here.  x86-64 (LP64) only, like rt.h. */
 #ifndef STROBE_DYNSTACK_H
 #define STROBE_DYNSTACK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+/* The records that compiled code shares with the runtime (StrobeTickDesc, StrobeEntry,
+ * StrobeDynStackHead) and their constants, expanded from intrinsics/tickdesc.def and
+ * intrinsics/registry.def; the registry's records below expand registry.def the same
+ * way (STROBE_MEMBER, each offset pinned by STROBE_PIN). */
+#include "abi.h"
+#include "stats.def"
+
 #ifdef __cplusplus
 extern "C" {
-#define STROBE_STATIC_ASSERT static_assert
-#define STROBE_THREAD_LOCAL thread_local
-#else
-#define STROBE_STATIC_ASSERT _Static_assert
-#define STROBE_THREAD_LOCAL _Thread_local
 #endif
-
-/* The layouts are those of intrinsics/registry.def and intrinsics/tickdesc.def: a struct's fields
- * from its rows (STROBE_MEMBER), each offset pinned (STROBE_PIN). */
-#include "registry.def"
-#include "stats.def"
-#define STROBE_MEMBER(type, name, ctype, ...) ctype name;
-#define STROBE_PIN(type, name, ctype, ...)                                                \
-  STROBE_STATIC_ASSERT(offsetof(type, name) == STROBE_OFFSET_(__VA_ARGS__, 0),            \
-                       #type "." #name " is where intrinsics/registry.def puts it");
-#define STROBE_OFFSET_(offset, ...) (offset) /* a row's OFFSET (its LLVM column aside) */
 
 /* ==== 1. Tick descriptors ============================================================
 
    One per Haskell function and source note, emitted by the lowering as a constant
-   (the LLVM struct of intrinsics/llvm_types.h, `align 8`) in the section
-   STROBE_TICK_SECTION.  The runtime compares descriptors by address and by content,
-   never writes them, and enumerates them through the linker's __start_/__stop_
-   symbols of that section (strobe_tick_descs), so the section MUST hold descriptors
-   only, each 8-aligned (56 bytes, so they follow each other without padding).  An
-   explicit alignment on a global with a section is honoured exactly by LLVM.
+   (StrobeTickDesc of intrinsics/abi.h, with its kinds, flags and section; the LLVM
+   struct of intrinsics/llvm_types.h, `align 8`) in the section STROBE_TICK_SECTION.
+   The runtime compares descriptors by address and by content, never writes them, and
+   enumerates them through the linker's __start_/__stop_ symbols of that section
+   (strobe_tick_descs), so the section MUST hold descriptors only, each 8-aligned (56
+   bytes, so they follow each other without padding).  An explicit alignment on a
+   global with a section is honoured exactly by LLVM.
 
    Lines and columns are GHC's as the Cmm dump prints them in `src<file:span>` (the end
    column inclusive), which is also how reports print them back.  The runtime compares
    names and files by pointer first and by content only when the pointers differ, so
    the descriptors of one module SHOULD share one string per function name and per
    file. */
-
-#define STROBE_TICK_SECTION "strobe_ticks"
-
-typedef enum StrobeTickKind {
-  /* 0 is no kind: zero-filled memory is not a descriptor */
-  STROBE_TICK_SOURCE_NOTE = 1, /* a `//tick src<file:span>`: the full span is valid */
-  STROBE_TICK_ENTRY = 2,       /* reserved: the entry of a function with no source note;
-                                  the span is all 0, file may be NULL */
-  STROBE_TICK_DROPPED = 3,     /* strobe_dynstack_dropped_desc: the marker of the
-                                  entries a full array dropped (Note [The entries and
-                                  their sentinels]); no span, no file */
-} StrobeTickKind;
-
-enum {
-  /* Every descriptor of the module with this one's function and file whose span
-     strictly contains this one's is on its parent chain (they nest, as the notes of a
-     Haskell binding do): the inline tick may then tell an enclosing entry from a
-     sibling by the chain alone (strobe/dynstack.h §4). */
-  STROBE_DESC_NESTED = 1u << 0,
-};
-
-/* The fields, one row each, are those of tickdesc.def (with what each holds). */
-typedef struct StrobeTickDesc {
-#define STROBE_DESC_FIELD(id, name, ctype, llvm, offset) ctype name;
-#include "tickdesc.def"
-#undef STROBE_DESC_FIELD
-} StrobeTickDesc;
-
-#define STROBE_DESC_FIELD(id, name, ctype, llvm, offset)                                 \
-  STROBE_STATIC_ASSERT(offsetof(StrobeTickDesc, name) == (offset), "StrobeTickDesc." #name);
-#include "tickdesc.def"
-#undef STROBE_DESC_FIELD
-STROBE_STATIC_ASSERT(sizeof(StrobeTickDesc) == 56, "StrobeTickDesc is 56 bytes");
 
 /* The descriptors of the STROBE_TICK_SECTION of the module that links libstrobe-rt
  * statically (the program, usually); *count gets how many.  A shared libstrobe-rt sees
@@ -142,16 +105,7 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
 #define STROBE_MIN_CAPACITY 2u
 #define STROBE_INITIAL_CAPACITY 1024u
 
-enum {
-  STROBE_ENTRY_TAIL = 1u << 0, /* this entry's expression tail-called the one above it */
-};
-
-typedef struct StrobeEntry {
-  STROBE_ENTRY_FIELDS(STROBE_MEMBER)
-} StrobeEntry;
-
-STROBE_ENTRY_FIELDS(STROBE_PIN)
-STROBE_STATIC_ASSERT(sizeof(StrobeEntry) == 32, "StrobeEntry is 32 bytes");
+/* StrobeEntry and its flags (STROBE_ENTRY_*) are in intrinsics/abi.h. */
 
 /* What the slow paths count (only the owning thread writes a stack's counters).  The
  * ticks are counted inline, in the thread's head; `ticks` here is the exited threads'
@@ -163,16 +117,8 @@ typedef struct StrobeCounters {
 STROBE_COUNTERS_FIELDS(STROBE_PIN)
 STROBE_STATIC_ASSERT(sizeof(StrobeCounters) == 48, "StrobeCounters: 6 words, in order");
 
-typedef struct StrobeDynStackHead StrobeDynStackHead;
-typedef struct StrobeThreadStack StrobeThreadStack;
-
-/* The thread-local head (section 3); a stack that no OS thread runs keeps its own. */
-struct StrobeDynStackHead {
-  STROBE_DYNSTACK_HEAD_FIELDS(STROBE_MEMBER)
-};
-
-STROBE_DYNSTACK_HEAD_FIELDS(STROBE_PIN)
-STROBE_STATIC_ASSERT(sizeof(StrobeDynStackHead) == 40, "StrobeDynStackHead is 40 bytes");
+/* The thread-local head, StrobeDynStackHead (section 3), is in intrinsics/abi.h; a
+ * stack that no OS thread runs keeps its own. */
 
 enum {
   STROBE_STACK_HASKELL = 1u << 0, /* a Haskell thread's stack (thread_id), not an OS
@@ -207,10 +153,8 @@ STROBE_STATIC_ASSERT(sizeof(StrobeThreadStack) == 160, "StrobeThreadStack is 160
    The plugin declares it `@strobe_dynstack_head = external thread_local global`:
    local-exec when the code goes into the executable that links libstrobe-rt.a
    (strobec --relocation-model=static, as strobe-ghc builds GHC's non-PIE programs),
-   initial-exec otherwise. */
-
-#define STROBE_DYNSTACK_HEAD_NAME "strobe_dynstack_head"
-
+   initial-exec otherwise.  Its name, STROBE_DYNSTACK_HEAD_NAME, and its layout are in
+   intrinsics/abi.h. */
 
 extern STROBE_THREAD_LOCAL StrobeDynStackHead strobe_dynstack_head;
 extern const StrobeEntry strobe_dynstack_empty;
