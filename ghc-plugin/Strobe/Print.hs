@@ -25,6 +25,7 @@ import Prelude hiding ((<>))
 
 import Data.Char (isDigit)
 import qualified Data.Map.Strict as Map
+import qualified Data.Set as Set
 import Data.List (foldl')
 import qualified Data.ByteString as BS
 
@@ -34,7 +35,8 @@ import GHC.Cmm.Dataflow.Block (blockSplit, blockToList)
 import GHC.Cmm.Dataflow.Collections (mapElems)
 import GHC.Cmm.Ppr ()
 import GHC.Cmm.Switch (switchTargetsFallThrough, switchTargetsRange)
-import GHC.Cmm.Utils (toBlockListEntryFirst)
+import GHC.Cmm.Dataflow.Graph (entryLabel)
+import GHC.Cmm.Utils (revPostorder, toBlockListEntryFirst)
 import GHC.Plugins hiding ((<>))
 import GHC.Utils.Outputable
 
@@ -79,9 +81,12 @@ decl dflags names (CmmProc info lbl live graph) =
        , nest 4 (text "{offset" $$ nest 2 (vcat (map (block dflags names) blocks)) $$ rbrace)
        , rbrace ]
   where
-    -- Every block, as the code generator takes them (GHC's dump leaves out the
-    -- unreachable ones).
-    blocks = toBlockListEntryFirst graph
+    -- GHC's dump order (from the entry, in reverse postorder), which strobec's line
+    -- tables follow as they follow the dumps', then any block that order leaves out
+    -- (unreachable from the entry), so that none is lost.
+    reached = revPostorder graph
+    seen = Set.fromList (map entryLabel reached)
+    blocks = reached ++ [b | b <- toBlockListEntryFirst graph, not (entryLabel b `Set.member` seen)]
 
 block :: DynFlags -> NoteName -> CmmBlock -> SDoc
 block dflags names b =
