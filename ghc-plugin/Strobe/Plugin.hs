@@ -36,10 +36,8 @@ import GHC.Driver.Hooks (Hooks (..))
 import GHC.Plugins hiding ((<>))
 import qualified GHC.Data.Stream as Stream
 import GHC.Types.Unique (mkUnique)
-#if __GLASGOW_HASKELL__ < 902
 import GHC.Cmm.Info (cmmToRawCmm)
-#else
-import GHC.Cmm.Info (cmmToRawCmm)
+#if __GLASGOW_HASKELL__ >= 902
 import GHC.Driver.Env (HscEnv (..))
 #endif
 
@@ -99,7 +97,7 @@ writeModule opts dflags m cmm = do
   labels <- newIORef emptyLabels
   result <- consumeStream cmm $ \group -> do
     seen <- readIORef labels
-    let (text, seen') = printGroup dflags (noteName dflags m) seen group
+    let (text, seen') = printGroup dflags (qualifiedNoteName dflags m) seen group
     hPutStr h text
     writeIORef labels seen'
   readIORef labels >>= hPutStr h . printSymbols
@@ -145,8 +143,8 @@ header dflags m =
 -- name in strobe's dynamic stack and DWARF); a note in another file came with code
 -- GHC inlined from another module, whose name GHC does not keep, and keeps its name
 -- as GHC has it.
-noteName :: DynFlags -> Module -> FilePath -> String -> String
-noteName dflags m file name = case sourcePrefix dflags of
+qualifiedNoteName :: DynFlags -> Module -> FilePath -> String -> String
+qualifiedNoteName dflags m file name = case sourcePrefix dflags of
   Just p | not (null p), normalise (dropExtension file) == normalise (init p) ->
     moduleNameString (moduleName m) ++ "." ++ name
   _ -> name
