@@ -214,9 +214,13 @@ struct CmmExpr {
   } u;
 };
 
-/* A source note, `//tick src<file:span>`; lines and columns as printed. */
+/* A source note, `//tick src<file:span> ["name"]`; lines and columns as printed.  The
+ * name is the binding the note belongs to, as strobe's GHC plugin writes it (GHC's
+ * dumps leave it out): `Main.stepB.go`, qualified when the note is in its module's
+ * own source, else as GHC holds it (`go`, inlined from another module). */
 typedef struct CmmSrcNote {
   const char *file;
+  const char *name;  /* NULL: none printed */
   uint32_t line1, col1, line2, col2;
   CmmLoc loc;
 } CmmSrcNote;
@@ -406,11 +410,22 @@ typedef struct CmmGroup {
   CmmLoc loc;
 } CmmGroup;
 
+/* A row of the `symbols` table that strobe's GHC plugin writes after the groups: a
+ * label as the text spells it, the symbol GHC's object gives it (GHC's assembly
+ * spelling, `.L…` for an assembler-local one), and whether it is global. */
+typedef struct CmmSymbol {
+  const char *label, *symbol;
+  bool global;
+  CmmLoc loc;
+} CmmSymbol;
+
 typedef struct CmmFile {
   const CmmSource *src;
   Arena *arena;
   uint32_t ngroups;
   CmmGroup *groups;
+  uint32_t nsymbols;      /* the `symbols` table; 0 in GHC's own dumps */
+  CmmSymbol *symbols;
 } CmmFile;
 
 /* ---- lex.c -------------------------------------------------------------------- */

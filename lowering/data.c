@@ -59,8 +59,10 @@ LLVMTypeRef lw_statics_type(Lowering *L, const CmmStatic *st, uint32_t n) {
 }
 
 /* The words of an info table as prefix data: the table sits right before the code.
- * Data a symbolic table refers to (a constructor's description) becomes private
- * globals first, so that the words can refer to them. */
+ * Data a symbolic table refers to (a constructor's description) becomes local globals
+ * first, so that the words can refer to them.  Local with a name, as the string of a
+ * raw table's dump is: an object split into parts (split.c) then has the same symbols
+ * as the whole one. */
 void lw_prefix_data(Lowering *L, const CmmProc *p, const CmmInfoTable *it, LLVMValueRef fn) {
   CmmStatic *st;
   uint32_t n;
@@ -74,7 +76,7 @@ void lw_prefix_data(Lowering *L, const CmmProc *p, const CmmInfoTable *it, LLVMV
     const LwInfoAux *x = &L->info.aux[i];
     LLVMValueRef g = LLVMAddGlobal(L->m, lw_statics_type(L, x->statics, x->nstatics),
                                    lw_symbol(L->a, x->label));
-    LLVMSetLinkage(g, LLVMPrivateLinkage);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMSetGlobalConstant(g, 1);
     LLVMSetAlignment(g, strcmp(x->section, "cstring") == 0 ? 1 : 8);
     lw_define(L, x->label, g);

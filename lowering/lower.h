@@ -57,6 +57,10 @@ LwSymbols *lw_symbols_new(const char *this_unit);
  * ambiguous: resolving one of its labels is then an error. */
 bool lw_symbols_add_map(LwSymbols *S, const CmmSource *map, Diag *d);
 size_t lw_symbols_modules(const LwSymbols *S); /* modules in the map */
+/* Adds a file's `symbols` table (strobe's GHC plugin writes it): those labels then
+ * resolve to the symbols it gives, with no package map.  false after reporting a label
+ * that another file gave another symbol. */
+bool lw_symbols_add_table(LwSymbols *S, const CmmFile *f, Diag *d);
 void lw_symbols_free(LwSymbols *S);
 
 typedef struct LwSymbol {

@@ -356,7 +356,57 @@ static bool is_timestamp(const char *p, size_t n) {
          memcmp(p + n - 4, " UTC", 4) == 0 && all_digits(p, 4);
 }
 
-/* file    := {comment | section} EOF
+/* A symbol as GHC's assembly spells it: letters, digits, `_`, `.` and `$`. */
+static bool is_symbol(CmmToken t) {
+  for (uint32_t i = 0; i < t.len; i++) {
+    char c = t.p[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '_' || c == '.' || c == '$'))
+      return false;
+  }
+  return t.len > 0 && t.kind == TK_NAME;
+}
+
+/* symbols := 'symbols' '{' {LABEL '=' SYMBOL ('global' | 'local') ';'} '}'
+ * (strobe's GHC plugin: docs/cmm-syntax.md, "What the plugin adds") */
+static void parse_symbols(Parser *P, CmmFile *f) {
+  if (f->nsymbols) ps_fail_at(P, P->tok.loc, "a second 'symbols' table: a file has one");
+  CmmLoc open = P->tok.loc;
+  next(P);
+  P->open_what = "the symbols table";
+  P->open_loc = open;
+  expect_kind(P, TK_LBRACE, "'{' after 'symbols'");
+  VEC(CmmSymbol) rows = {0};
+  StrMap seen;
+  strmap_init(&seen, P->a, 64);
+  while (P->tok.kind != TK_RBRACE) {
+    CmmSymbol s = {.loc = P->tok.loc};
+    if (P->tok.kind != TK_NAME || is_name(P, "=")) ps_expected(P, "a label or '}'");
+    s.label = tok_str(P, P->tok);
+    next(P);
+    expect_name(P, "=");
+    if (!is_symbol(P->tok)) ps_expected(P, "the label's symbol (letters, digits, '_', '.', '$')");
+    s.symbol = tok_str(P, P->tok);
+    next(P);
+    if (is_name(P, "global")) s.global = true;
+    else if (!is_name(P, "local")) ps_expected(P, "'global' or 'local'");
+    next(P);
+    expect_kind(P, TK_SEMI, "';' after the symbol's visibility");
+    uint32_t old;
+    if (!strmap_put(&seen, P->a, s.label, rows.n, &old)) {
+      diag_error(P->d, P->src, s.loc, "label '%s' is in the symbols table twice", s.label);
+      diag_note(P->d, P->src, rows.v[old].loc, "first here");
+      longjmp(P->fail, 1);
+    }
+    vec_push(P->a, &rows, s);
+  }
+  next(P);
+  P->open_what = NULL;
+  f->nsymbols = rows.n;
+  f->symbols = rows.v;
+}
+
+/* file    := {comment | section | symbols} EOF
  * section := [TITLE [timestamp]] group
  * group   := '[' [decl {',' decl}] ']'
  * (GHC prints no comments between sections; strobe lets tests and hand-written
@@ -367,6 +417,10 @@ void ps_file(Parser *P, CmmFile *f) {
   for (;;) {
     while (P->tok.kind == TK_COMMENT) next(P);
     if (P->tok.kind == TK_EOF) break;
+    if (is_name(P, "symbols")) {
+      parse_symbols(P, f);
+      continue;
+    }
     CmmGroup g = {.loc = P->tok.loc};
     if (P->tok.kind == TK_TITLE) {
       g.title = tok_str(P, P->tok);

@@ -44,7 +44,24 @@ static bool span_char(const char **p, const char *end, char c) {
   return true;
 }
 
-/* tick := '//tick src<' file ':' span '>'
+/* The name after a source note, `> "stepB.go"` (strobe's GHC plugin writes it): the
+ * `>` that ends the span, or NULL if the note has no name.  The file name before it
+ * may hold anything, so the `>` is the first one followed by ` "` and preceded by the
+ * end of a span (a digit or `)`) after which a whole string ends the comment. */
+static const char *note_name_start(const char *p, const char *end) {
+  if (end - p < 3 || end[-1] != '"') return NULL;
+  for (const char *q = p; q + 2 < end - 1; q++) {
+    if (q[0] != '>' || q[1] != ' ' || q[2] != '"' || q == p ||
+        !((q[-1] >= '0' && q[-1] <= '9') || q[-1] == ')'))
+      continue;
+    const char *c = q + 3;
+    while (c < end - 1 && *c != '"') c += *c == '\\' && c + 1 < end - 1 ? 2 : 1;
+    if (c == end - 1) return q;
+  }
+  return NULL;
+}
+
+/* tick := '//tick src<' file ':' span '>' [STRING]     -- STRING: the binding's name
  * span := line ':' col | line ':' col '-' col | '(' line ',' col ')-(' line ',' col ')' */
 static void parse_tick(Parser *P, CmmSrcNote *n) {
   CmmToken t = P->tok;
@@ -52,6 +69,20 @@ static void parse_tick(Parser *P, CmmSrcNote *n) {
   while (p < end && *p == ' ') p++;
   while (end > p && (end[-1] == ' ' || end[-1] == '\t')) end--;
   CmmLoc at = t.loc + (CmmLoc)(p - t.p);
+  const char *name = note_name_start(p, end);
+  n->name = NULL;
+  if (name) {
+    CmmToken str = {.kind = TK_STRING, .loc = t.loc + (CmmLoc)(name + 2 - t.p),
+                    .len = (uint32_t)(end - name - 2), .p = name + 2};
+    uint8_t *bytes;
+    uint32_t len;
+    if (!cmm_decode_string(P->src, str, P->a, P->d, &bytes, &len)) longjmp(P->fail, 1);
+    if (len == 0 || memchr(bytes, 0, len))
+      ps_fail_at(P, str.loc, "expected the name of a binding after the source note, got %s",
+                 len ? "a name holding NUL" : "an empty name");
+    n->name = arena_strndup(P->a, (const char *)bytes, len);
+    end = name + 1;
+  }
   if (end - p < 5 || memcmp(p, "src<", 4) != 0 || end[-1] != '>')
     ps_fail_at(P, at, "expected a source note 'src<file:span>' after //tick");
   const char *body = p + 4, *bend = end - 1;

@@ -238,6 +238,10 @@ static void print_stmt(FILE *out, const CmmStmt *s) {
   case CMM_S_TICK:
     fputs("//tick ", out);
     cmm_print_srcnote(out, &s->u.tick);
+    if (s->u.tick.name) {
+      fputc(' ', out);
+      cmm_print_string(out, (const uint8_t *)s->u.tick.name, (uint32_t)strlen(s->u.tick.name));
+    }
     break;
   case CMM_S_COMMENT: fprintf(out, "//%s", s->u.comment.text); break;
   case CMM_S_UNWIND:
@@ -476,5 +480,12 @@ void cmm_print_file(FILE *out, const CmmFile *f) {
       else print_data(out, &gr->decls[i].u.data);
     }
     fputs("]\n\n", out);
+  }
+  if (f->nsymbols) {
+    fputs("symbols {\n", out);
+    for (uint32_t i = 0; i < f->nsymbols; i++)
+      fprintf(out, "    %s = %s %s;\n", f->symbols[i].label, f->symbols[i].symbol,
+              f->symbols[i].global ? "global" : "local");
+    fputs("}\n", out);
   }
 }

@@ -336,8 +336,8 @@ static bool report(Diag *d, char *error) {
 }
 
 /* parse → types → scopes → ticks → lower → instrument → emit, every input into one
- * module. */
-static bool compile(const Options *o) {
+ * module.  S is o->lower.symbols, which each input's symbols table adds to. */
+static bool compile(const Options *o, LwSymbols *S) {
   LLVMContextRef ctx = LLVMContextCreate();
   Diag d = {.out = stderr, .no_warnings = o->no_warnings};
   Ticks *ticks = tk_new(); /* the module's tick descriptors */
@@ -351,7 +351,8 @@ static bool compile(const Options *o) {
     CmmFile *f = front_end(o, o->inputs[i], &src);
     ScopeTree **trees = NULL;
     TkPlan *plan = NULL;
-    ok = f && TIMED(T_SCOPES, (trees = scopes_build_file(f, o->main_file, f->arena)) != NULL) &&
+    ok = f && (!f->nsymbols || lw_symbols_add_table(S, f, &d)) &&
+         TIMED(T_SCOPES, (trees = scopes_build_file(f, o->main_file, f->arena)) != NULL) &&
          TIMED(T_TICKS, (plan = tk_plan(f, trees, f->arena)) != NULL) &&
          TIMED(T_LOWER, lw_add_file(L, f, trees, plan));
     cmm_file_free(f);
@@ -405,7 +406,7 @@ int main(int argc, char **argv) {
   if (o.out == OUT_LLVM) {
     LwSymbols *S = read_symbols(&o);
     o.lower.symbols = S;
-    ok = S && compile(&o);
+    ok = S && compile(&o, S);
     lw_symbols_free(S);
   } else {
     char *buf = NULL;

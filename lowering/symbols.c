@@ -235,6 +235,8 @@ struct LwSymbols {
   VEC(const char *) prefix;     /* their symbol prefixes: `base_`, or "" for main */
   StrMap ambiguous;             /* module -> index into units_of: "a, b" */
   VEC(const char *) units_of;
+  StrMap table;                 /* label -> index into rows: the plugin's symbols tables */
+  VEC(CmmSymbol) rows;
 };
 
 static uint32_t intern_unit(LwSymbols *S, const char *unit, size_t n) {
@@ -259,6 +261,7 @@ LwSymbols *lw_symbols_new(const char *this_unit) {
   S->a = arena_new();
   strmap_init(&S->module_unit, S->a, 2048);
   strmap_init(&S->unit_index, S->a, 64);
+  strmap_init(&S->table, S->a, 1024);
   S->this_unit = arena_strndup(S->a, this_unit, strlen(this_unit));
   intern_unit(S, this_unit, strlen(this_unit)); /* unit 0 */
   return S;
@@ -342,13 +345,54 @@ bool lw_symbols_add_map(LwSymbols *S, const CmmSource *src, Diag *d) {
   return true;
 }
 
+/* ---- the plugin's symbols table ------------------------------------------------------- */
+
+bool lw_symbols_add_table(LwSymbols *S, const CmmFile *f, Diag *d) {
+  for (uint32_t i = 0; i < f->nsymbols; i++) {
+    const CmmSymbol *r = &f->symbols[i];
+    uint32_t k;
+    if (strmap_get(&S->table, r->label, &k)) {
+      if (strcmp(S->rows.v[k].symbol, r->symbol) == 0 && S->rows.v[k].global == r->global) continue;
+      diag_error(d, f->src, r->loc,
+                 "label '%s' is symbol '%s' here, but another input made it '%s'", r->label,
+                 r->symbol, S->rows.v[k].symbol);
+      return false;
+    }
+    CmmSymbol row = {.label = arena_strndup(S->a, r->label, strlen(r->label)),
+                     .symbol = arena_strndup(S->a, r->symbol, strlen(r->symbol)),
+                     .global = r->global};
+    strmap_put(&S->table, S->a, row.label, S->rows.n, NULL);
+    vec_push(S->a, &S->rows, row);
+  }
+  return true;
+}
+
 /* ---- labels to symbols ----------------------------------------------------------------- */
+
+/* Note [Symbols from the table]: a label in a symbols table gets the table's symbol,
+ * GHC's own, which needs no package map and no reading of the label's spelling.  The
+ * exception is a symbol GHC makes assembler-local (`.Lr2X3_closure`), which is no
+ * symbol at all in GHC's object: strobe's is local, and keeps the name the label's
+ * spelling gives it (`zdwhotA_r2X3_closure`, the Haskell name), which profiles and
+ * debuggers show, and which split.c's parts link through. */
+static bool from_table(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out) {
+  uint32_t k;
+  if (!S || !S->table.n || !strmap_get(&S->table, label, &k)) return false;
+  const CmmSymbol *r = &S->rows.v[k];
+  if (!r->global && strncmp(r->symbol, ".L", 2) == 0) return false;
+  out->symbol = r->symbol;
+  out->global = r->global;
+  size_t m = module_len(label, strlen(label));
+  out->module = m ? arena_strndup(a, label, m - 1) : NULL;
+  return true;
+}
 
 bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, const char **why) {
   size_t n = strlen(label), m = module_len(label, n), occ_n;
   const char *kind, *occ = label + m, *module = NULL;
   out->global = false;
   out->module = NULL;
+  if (from_table(S, a, label, out)) return true; /* Note [Symbols from the table] */
   if (m == 0) {
     if (strncmp(label, "stg_", 4) == 0 && strchr(label, '#')) { /* an out-of-line primop */
       Str s = {0};

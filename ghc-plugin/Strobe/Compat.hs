@@ -1,0 +1,86 @@
+{-# LANGUAGE CPP #-}
+-- | What differs between the GHC versions the plugin is written for: GHC 9.0, where
+-- printers find the platform in the DynFlags of their context, and 9.2 and later,
+-- where they take it as an argument (@pdoc@); a load's alignment (9.4); a source
+-- note's name as a 'LexicalFastString' (9.8); where a module's dumps go (9.4).  Only
+-- GHC 9.0.2 builds it here; the rest follows those versions' sources.  (How a plugin
+-- reaches the hooks differs too: "Strobe.Plugin".)
+module Strobe.Compat
+  ( pprP, label, asmLabel, render, loadOf, noteName, sourcePrefix, isDynamicWay
+  ) where
+
+import GHC.Cmm
+import GHC.Cmm.CLabel (CLabel, pprCLabel)
+import GHC.Plugins
+#if __GLASGOW_HASKELL__ < 902
+import GHC.Driver.Ways (Way (WayDyn), hasWay)
+#else
+import GHC.Platform (Platform)
+import GHC.Platform.Ways (Way (WayDyn), hasWay)
+import GHC.Types.Tickish (GenTickish (SourceNote))
+#endif
+#if __GLASGOW_HASKELL__ >= 908
+import GHC.Data.FastString (LexicalFastString (..))
+#endif
+
+-- | What GHC prints with the platform from 9.2 on: declarations, info tables,
+-- statements, foreign targets, literals.
+#if __GLASGOW_HASKELL__ < 902
+pprP :: Outputable a => DynFlags -> a -> SDoc
+pprP _ = ppr
+#else
+pprP :: OutputableP Platform a => DynFlags -> a -> SDoc
+pprP dflags = pdoc (targetPlatform dflags)
+#endif
+
+-- | A label as GHC's dumps spell it (@Main.$wgo_info@).
+label :: DynFlags -> CLabel -> SDoc
+label = pprP
+
+-- | A label as GHC's assembly spells it, its object symbol (@Main_zdwgo_info@).
+asmLabel :: DynFlags -> CLabel -> SDoc
+#if __GLASGOW_HASKELL__ < 902
+asmLabel dflags = withPprStyle (mkCodeStyle AsmStyle) . pprCLabel dflags
+#else
+asmLabel dflags = pprCLabel (targetPlatform dflags) AsmStyle
+#endif
+
+-- | A document as GHC's dumps render it: every name qualified with its module.
+render :: DynFlags -> SDoc -> String
+#if __GLASGOW_HASKELL__ < 902
+render dflags = renderWithStyle (initSDocContext dflags (mkDumpStyle alwaysQualify))
+#else
+render dflags = renderWithContext (initSDocContext dflags (mkDumpStyle alwaysQualify))
+#endif
+
+-- | A load's address and type.
+loadOf :: CmmExpr -> Maybe (CmmExpr, CmmType)
+#if __GLASGOW_HASKELL__ < 904
+loadOf (CmmLoad a ty) = Just (a, ty)
+#else
+loadOf (CmmLoad a ty _) = Just (a, ty)
+#endif
+loadOf _ = Nothing
+
+-- | A source note's file and name.
+noteName :: CmmTickish -> Maybe (FilePath, String)
+#if __GLASGOW_HASKELL__ < 908
+noteName (SourceNote sp name) = Just (unpackFS (srcSpanFile sp), name)
+#else
+noteName (SourceNote sp (LexicalFastString name)) = Just (unpackFS (srcSpanFile sp), unpackFS name)
+#endif
+noteName _ = Nothing
+
+-- | The module's source file without its extension, with a final dot (@src/A/B.@):
+-- GHC sets it for the module's dumps.
+sourcePrefix :: DynFlags -> Maybe FilePath
+#if __GLASGOW_HASKELL__ < 904
+sourcePrefix = dumpPrefix
+#else
+sourcePrefix = Just . dumpPrefix
+#endif
+
+-- | Whether GHC compiles the dynamic way (@-dynamic@, or the second pass of
+-- @-dynamic-too@).
+isDynamicWay :: DynFlags -> Bool
+isDynamicWay dflags = ways dflags `hasWay` WayDyn
