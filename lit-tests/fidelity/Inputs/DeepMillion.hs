@@ -1,0 +1,21 @@
+-- The total weight of a 1,000,000-element list (the length is the first argument),
+-- summed by a non-tail recursion; the last element's weight is invalid, so the failure
+-- is at the bottom of a 1,000,000-deep recursion.
+import System.Environment
+
+weight :: Int -> Int
+weight x
+  | x >= 0 = x `mod` 7
+  | otherwise = error ("weight: negative item " ++ show x)
+
+totalWeight :: [Int] -> Int
+totalWeight [] = 0
+totalWeight (x : xs) = weight x + totalWeight xs
+
+main :: IO ()
+main = do
+  args <- getArgs
+  let n = case args of
+        (a : _) -> read a
+        [] -> 1000000
+  print (totalWeight ([1 .. n - 1] ++ [-n]))

@@ -1,0 +1,17 @@
+-- A checksum of each argument's characters, folded from the right with foldr; a
+-- character that is no digit fails.
+import Data.Char (digitToInt, isDigit)
+import System.Environment
+
+step :: Char -> Int -> Int
+step c acc
+  | isDigit c = (acc * 31 + digitToInt c) `mod` 1000003
+  | otherwise = error ("step: not a digit: " ++ show c)
+
+checksum :: String -> Int
+checksum s = foldr step 7 s
+
+main :: IO ()
+main = do
+  args <- getArgs
+  mapM_ (print . checksum) args

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""check-chain.py: does a program's report at its uncaught exception name the right chain?
+
+    check-chain.py TEST [--strobe-ghc P] [--ghc P] [--out DIR] [--modes M,...] [-- GHC-OPTS]
+
+TEST is a fidelity test (lit-tests/fidelity/*.test).  Besides its RUN line, it says in
+lines of its own (the rule is in docs/dynstack-ghc.md, "Fidelity"):
+
+    PROGRAM:   Threads.hs [Other.hs ...]    the program, under Inputs/ (the main module first)
+    DATA:      header-good.txt              files under Inputs/ it reads (copied beside it)
+    ARGS:      300                          its arguments (shell words)
+    GHC-OPTS:  -threaded                    for every build of it
+    RTS-OPTS:  -N2                          for every run of it (+RTS ... -RTS)
+    INSTRUMENT: Main.*,Shapes.*             strobe-ghc's --instrument (default Main.*)
+    MESSAGE:   stepB: out of turns          a piece of GHC's message for the failure
+    EXIT:      0                            the exit status (default: any but 0)
+    CHAIN:     Main.failB Main.stepB Main.main    the right chain, the raiser first
+    ABSENT:    Main.stepA                   names that must not appear in the report at all
+    MAY:       Main.radius                  names dropped from the report before comparing
+    XC-CHAIN:  ...                          -xc's right chain when it rightly differs from
+                                            CHAIN; `none`: -xc is not compared (it is wrong)
+
+CHAIN, ABSENT and MAY may be repeated; their names add up.  Every mode of --modes
+(default: all) builds the program and runs it:
+
+    strobe-O0, strobe-O1   strobe-ghc -O0/-O1 --instrument=...: the report that strobe
+                           prints before GHC's message (the last one, if several)
+    xc                     ghc -O0 -prof -fprof-auto, run with +RTS -xc: the last -xc stack
+                           printed before GHC's message
+
+and compares its chain with the right one.  It prints one line per mode (PASS or FAIL)
+and, for a failure, the chains side by side and the report.  The exit status is 1 if any
+mode failed.  bench/fidelity-table.py uses the functions below.
+"""
+
+import argparse
+import fnmatch
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+MODES = ["strobe-O0", "strobe-O1", "xc"]
+LIST_KEYS = {"CHAIN", "ABSENT", "MAY", "PROGRAM", "DATA"}
+KEYS = LIST_KEYS | {"ARGS", "GHC-OPTS", "RTS-OPTS", "INSTRUMENT", "MESSAGE", "EXIT", "XC-CHAIN"}
+RUN_TIMEOUT = 300  # seconds; the deepest program runs in well under one
+
+
+class Test:
+    """A fidelity test's directives."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        self.name = os.path.splitext(os.path.basename(path))[0]
+        d = {k: [] for k in KEYS}
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"^([A-Z][A-Z0-9-]*):\s*(.*?)\s*$", line)
+                if m and m.group(1) in KEYS:
+                    d[m.group(1)].append(m.group(2))
+        words = lambda k: [w for v in d[k] for w in v.split()]
+        one = lambda k, default: d[k][-1] if d[k] else default
+        self.program = words("PROGRAM")
+        self.data = words("DATA")
+        self.inputs = os.path.join(os.path.dirname(self.path), "Inputs")
+        self.args = shlex.split(one("ARGS", ""))
+        self.ghc_opts = shlex.split(one("GHC-OPTS", ""))
+        self.rts_opts = shlex.split(one("RTS-OPTS", ""))
+        self.instrument = one("INSTRUMENT", "Main.*")
+        self.message = one("MESSAGE", "")
+        self.exit = one("EXIT", None)
+        self.chain = words("CHAIN")
+        self.absent = words("ABSENT")
+        self.may = words("MAY")
+        xc = one("XC-CHAIN", None)
+        self.xc_chain = None if xc == "none" else (xc.split() if xc else self.chain)
+        if not self.program or not self.chain or not self.message:
+            raise SystemExit("%s: PROGRAM, CHAIN and MESSAGE are required" % path)
+
+    def globs(self):
+        return [g for g in self.instrument.split(",") if g]
+
+
+# ---- the report ------------------------------------------------------------------------
+
+class Frame:
+    def __init__(self, name, file=None, span=None, count=1, tail=False):
+        self.name, self.file, self.span, self.count, self.tail = name, file, span, count, tail
+
+    def __repr__(self):
+        return "Frame(%r, %r, %r, %d)" % (self.name, self.file, self.span, self.count)
+
+
+class Report:
+    """What a run printed: its frames newest first, and how complete they are."""
+
+    def __init__(self, kind):
+        self.kind = kind      # "strobe" or "xc"
+        self.found = False    # a report (a stack) was printed at all
+        self.note = ""        # why there is no stack, if so
+        self.frames = []
+        self.cut = 0          # entries not kept at the bottom (the chain is incomplete)
+        self.lines = []       # the report's text
+        self.elided = 0       # tail calls elided, in total
+
+
+HEADER = "strobe: uncaught exception in Haskell thread"
+FRAME_RE = re.compile(r"^#(\d+) (\S+)(?: at (\S+))?((?: \((?:x|\u00d7)\d+\))?)( \(tail\))?\s*$")
+LOC_RE = re.compile(r"^(.*?):(\d+:\d+(?:-\d+)?|\(\d+,\d+\)-\(\d+,\d+\))$")
+ELIDED_RE = re.compile(r"^\s+\.\.\. (\d+) tail calls? elided")
+CUT_RE = re.compile(r"^\.\.\. (\d+) older entr(?:y|ies) (?:not kept|dropped)")
+
+
+def parse_strobe(stderr):
+    """The last strobe report at an uncaught exception in stderr."""
+    r = Report("strobe")
+    lines = stderr.splitlines()
+    starts = [i for i, l in enumerate(lines) if l.startswith(HEADER)]
+    if not starts:
+        r.note = "no report: strobe printed nothing at the uncaught exception"
+        return r
+    i = starts[-1]
+    r.lines.append(lines[i])
+    if "asynchronously" in lines[i]:
+        r.note = "no stack: the report says the exception was asynchronous"
+        return r
+    r.found = True
+    for line in lines[i + 1:]:
+        m = FRAME_RE.match(line)
+        if m:
+            f = Frame(m.group(2), tail=bool(m.group(5)))
+            if m.group(3):
+                lm = LOC_RE.match(m.group(3))
+                f.file, f.span = (lm.group(1), lm.group(2)) if lm else (m.group(3), None)
+            if m.group(4):
+                f.count = int(re.sub(r"\D", "", m.group(4)))
+            r.frames.append(f)
+        elif ELIDED_RE.match(line):
+            r.elided += int(ELIDED_RE.match(line).group(1))
+        elif CUT_RE.match(line):
+            r.cut = int(CUT_RE.match(line).group(1))
+        elif line.startswith("(the dynamic stack") or line.startswith("(approximate"):
+            pass
+        else:
+            break
+        r.lines.append(line)
+    return r
+
+
+XC_HEADER = "*** Exception (reporting due to +RTS -xc)"
+
+
+def parse_xc(stderr, message):
+    """The last +RTS -xc stack printed before GHC's message (its last occurrence)."""
+    r = Report("xc")
+    end = stderr.rfind(message) if message else len(stderr)
+    if end < 0:
+        end = len(stderr)
+    start = stderr.rfind(XC_HEADER, 0, end)
+    if start < 0:
+        r.note = "no -xc stack before GHC's message"
+        return r
+    r.found = True
+    lines = stderr[start:].splitlines()
+    r.lines.append(lines[0])
+    for line in lines[1:]:
+        m = re.match(r"^  (?:called from )?(\S+?),?\s*$", line)
+        if not m:
+            break
+        r.lines.append(line)
+        r.frames.append(Frame(m.group(1)))
+    return r
+
+
+# ---- the chain -------------------------------------------------------------------------
+
+def chain_of(report, test):
+    """The report's chain by the rule of docs/dynstack-ghc.md ("Fidelity"): [(name, n)].
+
+    strobe: frames of code from files that are not the program's (a library's code that
+    GHC inlined into the program) and MAY names are dropped; -xc: only the names of the
+    instrumented modules are kept (the libraries' cost centres), MAY names dropped.  A
+    lambda (-prof's `Main.main.\\`) is part of the binding it is in (`Main.main`).  Then
+    a run of equal names is one element; n counts the activations it stands for."""
+    files = {os.path.basename(p) for p in test.program}
+    out = []
+    for f in report.frames:
+        name = f.name
+        while name.endswith(".\\"):  # a lambda is part of the binding it is in
+            name = name[:-2]
+        if name in test.may:
+            continue
+        if report.kind == "strobe" and f.file is not None and os.path.basename(f.file) not in files:
+            continue
+        if report.kind == "xc" and not any(fnmatch.fnmatchcase(f.name, g) for g in test.globs()):
+            continue
+        if out and out[-1][0] == name:
+            out[-1] = (name, out[-1][1] + f.count)
+        else:
+            out.append((name, f.count))
+    return out
+
+
+def show_chain(chain, report=None, sep=" \u2190 "):
+    """`Main.failB ← Main.stepB (×300) ← Main.main`, and `← …` if the bottom was cut."""
+    parts = [n if c == 1 else "%s (\u00d7%d)" % (n, c) for n, c in chain]
+    if report is not None and report.cut:
+        parts.append("\u2026 %d not kept" % report.cut)
+    if report is not None and not report.found:
+        return "(%s)" % report.note
+    return sep.join(parts) if parts else "(empty)"
+
+
+class Result:
+    def __init__(self, mode, report, chain, expected, problems, status=None, stderr=""):
+        self.mode, self.report, self.chain, self.expected = mode, report, chain, expected
+        self.problems, self.status, self.stderr = problems, status, stderr
+
+    @property
+    def ok(self):
+        return not self.problems
+
+
+def judge(mode, test, report, status, stderr):
+    expected = test.xc_chain if mode == "xc" else test.chain
+    problems = []
+    if test.message not in stderr:
+        problems.append("GHC's message does not say %r: the program did not fail as intended" % test.message)
+    if test.exit is None and status == 0:
+        problems.append("exit status 0: the program did not fail")
+    elif test.exit is not None and str(status) != test.exit:
+        problems.append("exit status %s, not %s" % (status, test.exit))
+    chain = chain_of(report, test) if report.found else []
+    if not report.found:
+        problems.append(report.note)
+    elif expected is not None:
+        names = [n for n, _ in chain]
+        if report.cut:
+            problems.append("the report's bottom is cut: %d older entries not kept" % report.cut)
+        if names != expected:
+            problems.append("the chain is not the right one")
+    if mode != "xc" and report.found:
+        present = [f.name for f in report.frames]
+        for name in test.absent:
+            if name in present:
+                problems.append("%s is in the report: it must not be (finished, or another thread's)" % name)
+    return Result(mode, report, chain, expected, problems, status, stderr)
+
+
+# ---- building and running --------------------------------------------------------------
+
+def run_mode(test, mode, out, strobe_ghc, ghc, extra=()):
+    """Builds and runs the program for one mode; the Result, or one with the build's error."""
+    d = os.path.join(out, mode)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for p in test.program + test.data:
+        shutil.copy(os.path.join(test.inputs, p), d)
+    main = test.program[0]
+    if mode == "xc":
+        cmd = [ghc, "-v0", "-O0", "-prof", "-fprof-auto", "-rtsopts"] + test.ghc_opts
+        rts = ["-xc"] + test.rts_opts
+    else:
+        cmd = [strobe_ghc, "-v0", "-" + mode.split("-")[1], "--instrument=" + test.instrument,
+               "-rtsopts"] + test.ghc_opts + list(extra)
+        rts = test.rts_opts
+    cmd += ["-outputdir", "o", main, "-o", "prog"]
+    b = subprocess.run(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if b.returncode != 0:
+        r = Report("xc" if mode == "xc" else "strobe")
+        r.note = "the build failed"
+        return Result(mode, r, [], test.chain, ["the build failed: " + " ".join(cmd) + "\n" + b.stdout])
+    argv = ["./prog"] + test.args + (["+RTS"] + rts + ["-RTS"] if rts else [])
+    try:
+        p = subprocess.run(argv, cwd=d, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=RUN_TIMEOUT)
+        status, stderr = p.returncode, p.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired as e:
+        status, stderr = "timeout", (e.stderr or b"").decode("utf-8", "replace")
+    with open(os.path.join(d, "stderr"), "w") as f:
+        f.write(stderr)
+    report = parse_xc(stderr, test.message) if mode == "xc" else parse_strobe(stderr)
+    return judge(mode, test, report, status, stderr)
+
+
+LABEL = {"strobe-O0": "strobe -O0", "strobe-O1": "strobe -O1", "xc": "-prof -xc"}
+
+
+def side_by_side(res):
+    """The right chain and the run's, one name a line, `≠` where they differ."""
+    left = list(res.expected or [])
+    right = [n if c == 1 else "%s (\u00d7%d)" % (n, c) for n, c in res.chain]
+    if res.report.cut:
+        right.append("\u2026 %d older entries not kept" % res.report.cut)
+    w = max([len("right chain")] + [len(x) for x in left]) + 2
+    out = ["    %-*s%s" % (w, "right chain", LABEL[res.mode])]
+    for i in range(max(len(left), len(right))):
+        a = left[i] if i < len(left) else ""
+        b = right[i] if i < len(right) else ""
+        same = i < len(left) and i < len(res.chain) and res.chain[i][0] == a
+        out.append("  %s %-*s%s" % (" " if same else "\u2260", w, a, b))
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("test")
+    ap.add_argument("--strobe-ghc", default="strobe-ghc")
+    ap.add_argument("--ghc", default="ghc")
+    ap.add_argument("--out", default=None, help="where to build (default: a directory beside the test's name in /tmp)")
+    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("extra", nargs="*", help="more options for strobe-ghc's builds (after --)")
+    a = ap.parse_args()
+    test = Test(a.test)
+    out = a.out or os.path.join("/tmp", "strobe-fidelity", test.name)
+    os.makedirs(out, exist_ok=True)
+    failed = 0
+    for mode in a.modes.split(","):
+        res = run_mode(test, mode, out, a.strobe_ghc, a.ghc, a.extra)
+        if mode == "xc" and test.xc_chain is None:
+            print("INFO %s %s: %s (not compared: the test says -xc is wrong here)"
+                  % (test.name, LABEL[mode], show_chain(res.chain, res.report)))
+            if res.ok or all("chain" in p or "cut" in p for p in res.problems):
+                continue
+        if res.ok:
+            print("PASS %s %s: %s" % (test.name, LABEL[mode], show_chain(res.chain, res.report)))
+            continue
+        failed += 1
+        print("FAIL %s %s:" % (test.name, LABEL[mode]))
+        for p in res.problems:
+            print("  " + p)
+        if res.report.found:
+            print(side_by_side(res))
+        print("  the report (%s):" % os.path.join(out, mode, "stderr"))
+        for line in res.report.lines or res.stderr.splitlines()[-8:]:
+            print("    | " + line)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
