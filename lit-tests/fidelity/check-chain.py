@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """check-chain.py: does a program's report at its uncaught exception name the right chain?
 
-    check-chain.py TEST [--strobe-ghc P] [--ghc P] [--out DIR] [--modes M,...] [-- GHC-OPTS]
+    check-chain.py TEST [--strobe-ghc P] [--ghc P] [--out DIR] [--modes M,...] [-- OPTS]
+
+(OPTS: more options for strobe-ghc's builds, such as a sanitized build's link flags.)
 
 TEST is a fidelity test (lit-tests/fidelity/*.test).  Besides its RUN line, it says in
 lines of its own (the rule is in docs/dynstack-ghc.md, "Fidelity"):
@@ -160,13 +162,21 @@ def parse_xc(stderr, message):
         end = len(stderr)
     start = stderr.rfind(XC_HEADER, 0, end)
     if start < 0:
-        r.note = "no -xc stack before GHC's message"
+        # Without -xc's, the cost-centre stack that an ErrorCall's message carries.
+        m = re.search(r"^CallStack \(from -prof\):\n((?:  \S+ \(.*\)\n?)+)", stderr, re.M)
+        if not m:
+            r.note = "no -xc stack before GHC's message"
+            return r
+        r.found = True
+        r.lines = m.group(0).splitlines()
+        r.frames = [Frame(l.split()[0]) for l in r.lines[1:]]
         return r
     r.found = True
     lines = stderr[start:].splitlines()
     r.lines.append(lines[0])
     for line in lines[1:]:
-        m = re.match(r"^  (?:called from )?(\S+?),?\s*$", line)
+        # A CAF's own stack, then the stack that evaluated it: `  --> evaluated by: M.f,`.
+        m = re.match(r"^  (?:called from |--> evaluated by: )?(\S+?),?\s*$", line)
         if not m:
             break
         r.lines.append(line)
@@ -311,14 +321,15 @@ def main():
     ap.add_argument("--ghc", default="ghc")
     ap.add_argument("--out", default=None, help="where to build (default: a directory beside the test's name in /tmp)")
     ap.add_argument("--modes", default=",".join(MODES))
-    ap.add_argument("extra", nargs="*", help="more options for strobe-ghc's builds (after --)")
-    a = ap.parse_args()
+    argv = sys.argv[1:]
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []  # for strobe-ghc's builds
+    a = ap.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     test = Test(a.test)
     out = a.out or os.path.join("/tmp", "strobe-fidelity", test.name)
     os.makedirs(out, exist_ok=True)
     failed = 0
     for mode in a.modes.split(","):
-        res = run_mode(test, mode, out, a.strobe_ghc, a.ghc, a.extra)
+        res = run_mode(test, mode, out, a.strobe_ghc, a.ghc, extra)
         if mode == "xc" and test.xc_chain is None:
             print("INFO %s %s: %s (not compared: the test says -xc is wrong here)"
                   % (test.name, LABEL[mode], show_chain(res.chain, res.report)))

@@ -18,7 +18,6 @@ render s = "count " ++ show (count s) ++ ", mean " ++ show (mean s)
 
 main :: IO ()
 main = do
-  args <- getArgs
-  let stats = summarize (map read args)
+  stats <- summarize . map read <$> getArgs
   putStrLn ("counted " ++ show (count stats))
   putStrLn (render stats)
