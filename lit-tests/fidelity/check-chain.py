@@ -281,7 +281,10 @@ def run_mode(test, mode, out, strobe_ghc, ghc, extra=()):
     if b.returncode != 0:
         r = Report("xc" if mode == "xc" else "strobe")
         r.note = "the build failed"
-        return Result(mode, r, [], test.chain, ["the build failed: " + " ".join(cmd) + "\n" + b.stdout])
+        hint = ("\n(no profiling libraries: install ghc-prof, as scripts/setup-debian.sh does)"
+                if mode == "xc" and "profiling librar" in b.stdout else "")
+        return Result(mode, r, [], test.chain,
+                      ["the build failed: " + " ".join(cmd) + "\n" + b.stdout + hint])
     argv = ["./prog"] + test.args + (["+RTS"] + rts + ["-RTS"] if rts else [])
     try:
         p = subprocess.run(argv, cwd=d, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
