@@ -263,6 +263,8 @@ def judge(mode, test, report, status, stderr):
 
 def run_mode(test, mode, out, strobe_ghc, ghc, extra=()):
     """Builds and runs the program for one mode; the Result, or one with the build's error."""
+    # The builds run in their own directory: a relative path to a compiler is made absolute.
+    strobe_ghc, ghc = [os.path.abspath(c) if os.sep in c else c for c in (strobe_ghc, ghc)]
     d = os.path.join(out, mode)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)

@@ -1,7 +1,8 @@
--- Read a header from each file named in the arguments, with bracket to open and close
--- it, and finally to say that the run is over; the file without a version line fails
+-- Read and describe the header of each file named in the arguments, with bracket to
+-- open and close it, and finally to say that the run is over; the file without a version line fails
 -- in parseHeader, and the exception goes through both handlers to the top.
 import Control.Exception
+import Control.Monad
 import System.Environment
 import System.IO
 
@@ -18,7 +19,11 @@ readHeader path =
     line <- hGetLine h
     parseHeader path line
 
+describe :: FilePath -> Header -> String
+describe path (Header f v) = path ++ ": " ++ f ++ ", version " ++ show v
+
 main :: IO ()
 main = do
   paths <- getArgs
-  (mapM readHeader paths >>= mapM_ print) `finally` putStrLn "done"
+  forM_ paths (\path -> readHeader path >>= putStrLn . describe path)
+    `finally` putStrLn "done"

@@ -12,10 +12,14 @@ totalWeight :: [Int] -> Int
 totalWeight [] = 0
 totalWeight (x : xs) = weight x + totalWeight xs
 
+-- The items: all valid but the last.
+items :: Int -> [Int]
+items n = [1 .. n - 1] ++ [negate n]
+
 main :: IO ()
 main = do
   args <- getArgs
   let n = case args of
         (a : _) -> read a
         [] -> 1000000
-  print (totalWeight ([1 .. n - 1] ++ [-n]))
+  print (totalWeight (items n))

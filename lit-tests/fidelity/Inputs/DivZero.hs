@@ -9,7 +9,10 @@ average xs = go 0 0 xs
     go !total !n [] = total `div` n
     go !total !n (y : ys) = go (total + y) (n + 1) ys
 
+above :: Int -> [Int] -> [Int]
+above threshold = filter (> threshold)
+
 main :: IO ()
 main = do
   (threshold : rest) <- map read <$> getArgs
-  print (average (filter (> threshold) rest))
+  print (average (above threshold rest))

@@ -1,5 +1,5 @@
 -- A checksum of each argument's characters, folded from the right with foldr; a
--- character that is no digit fails.
+-- character that is no digit fails.  Arguments longer than 20 are refused first.
 import Data.Char (digitToInt, isDigit)
 import System.Environment
 
@@ -11,7 +11,12 @@ step c acc
 checksum :: String -> Int
 checksum s = foldr step 7 s
 
+shortEnough :: String -> Bool
+shortEnough s = length s <= 20
+
 main :: IO ()
 main = do
   args <- getArgs
-  mapM_ (print . checksum) args
+  if all shortEnough args
+    then mapM_ (print . checksum) args
+    else putStrLn "an argument is too long"

@@ -1,12 +1,15 @@
 {-# LANGUAGE BangPatterns #-}
--- Sum key=value settings (the arguments): a where-bound loop, a where-bound parser
--- with a let-bound helper for its errors; the line without '=' fails.
+-- Sum key=value settings (the arguments; those that begin with # are comments): a
+-- where-bound loop, a where-bound parser with a let-bound helper for its errors; the
+-- line without '=' fails.
 import Data.Char (isSpace)
 import System.Environment
 
 sumSettings :: [String] -> Int
-sumSettings ls = go 0 (zip [1 :: Int ..] ls)
+sumSettings ls = go 0 (filter (not . isComment . snd) (zip [1 :: Int ..] ls))
   where
+    isComment l = take 1 l == "#"
+
     go !acc [] = acc
     go !acc ((n, l) : rest) = go (acc + parseValue n l) rest
 
