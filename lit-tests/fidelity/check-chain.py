@@ -31,7 +31,7 @@ CHAIN, ABSENT and MAY may be repeated; their names add up.  Every mode of --mode
                            printed before GHC's message
 
 and compares its chain with the right one.  It prints one line per mode (PASS or FAIL)
-and, for a failure, the chains side by side and the report.  The exit status is 1 if any
+and, for a failure, the right chain, the run's and -xc's side by side, and the report.  The exit status is 1 if any
 mode failed.  bench/fidelity-table.py uses the functions below.
 """
 
@@ -303,19 +303,32 @@ def run_mode(test, mode, out, strobe_ghc, ghc, extra=()):
 LABEL = {"strobe-O0": "strobe -O0", "strobe-O1": "strobe -O1", "xc": "-prof -xc"}
 
 
-def side_by_side(res):
-    """The right chain and the run's, one name a line, `≠` where they differ."""
-    left = list(res.expected or [])
-    right = [n if c == 1 else "%s (\u00d7%d)" % (n, c) for n, c in res.chain]
+def chain_lines(res):
+    lines = [n if c == 1 else "%s (\u00d7%d)" % (n, c) for n, c in res.chain]
     if res.report.cut:
-        right.append("\u2026 %d older entries not kept" % res.report.cut)
-    w = max([len("right chain")] + [len(x) for x in left]) + 2
-    out = ["    %-*s%s" % (w, "right chain", LABEL[res.mode])]
-    for i in range(max(len(left), len(right))):
-        a = left[i] if i < len(left) else ""
-        b = right[i] if i < len(right) else ""
-        same = i < len(left) and i < len(res.chain) and res.chain[i][0] == a
-        out.append("  %s %-*s%s" % (" " if same else "\u2260", w, a, b))
+        lines.append("\u2026 %d older entries not kept" % res.report.cut)
+    if not res.report.found:
+        lines = ["(%s)" % res.report.note]
+    return lines
+
+
+def side_by_side(res, xc=None):
+    """The right chain, the run's and (for a strobe run) -xc's, one name a line; `≠`
+    where the run's differs from the right one."""
+    cols = [list(res.expected or []), chain_lines(res)]
+    heads = ["right chain", LABEL[res.mode]]
+    if xc is not None and res.mode != "xc":
+        cols.append(chain_lines(xc))
+        heads.append(LABEL["xc"])
+    widths = [max([len(heads[k])] + [len(x) for x in cols[k]]) + 2 for k in range(len(cols) - 1)]
+    def row(mark, cells):
+        return ("  %s " % mark + "".join("%-*s" % (w, c) for w, c in zip(widths, cells))
+                + cells[-1]).rstrip()
+    out = [row(" ", heads)]
+    for i in range(max(len(c) for c in cols)):
+        cells = [c[i] if i < len(c) else "" for c in cols]
+        same = i < len(cols[0]) and i < len(res.chain) and res.chain[i][0] == cols[0][i]
+        out.append(row(" " if same else "\u2260", cells))
     return "\n".join(out)
 
 
@@ -333,8 +346,12 @@ def main():
     out = a.out or os.path.join("/tmp", "strobe-fidelity", test.name)
     os.makedirs(out, exist_ok=True)
     failed = 0
-    for mode in a.modes.split(","):
-        res = run_mode(test, mode, out, a.strobe_ghc, a.ghc, extra)
+    modes = a.modes.split(",")
+    # -xc first: a strobe run's failure shows -xc's chain beside its own.
+    results = {m: run_mode(test, m, out, a.strobe_ghc, a.ghc, extra)
+               for m in sorted(modes, key=lambda m: m != "xc")}
+    for mode in modes:
+        res = results[mode]
         if mode == "xc" and test.xc_chain is None:
             print("INFO %s %s: %s (not compared: the test says -xc is wrong here)"
                   % (test.name, LABEL[mode], show_chain(res.chain, res.report)))
@@ -348,7 +365,7 @@ def main():
         for p in res.problems:
             print("  " + p)
         if res.report.found:
-            print(side_by_side(res))
+            print(side_by_side(res, results.get("xc")))
         print("  the report (%s):" % os.path.join(out, mode, "stderr"))
         for line in res.report.lines or res.stderr.splitlines()[-8:]:
             print("    | " + line)
