@@ -31,8 +31,9 @@ CHAIN, ABSENT and MAY may be repeated; their names add up.  Every mode of --mode
                            printed before GHC's message
 
 and compares its chain with the right one.  It prints one line per mode (PASS or FAIL)
-and, for a failure, the right chain, the run's and -xc's side by side, and the report.  The exit status is 1 if any
-mode failed.  bench/fidelity-table.py uses the functions below.
+and, for a failure, the right chain, the run's and -xc's side by side, and the report.
+The exit status is 1 if any mode failed.  bench/fidelity-table.py uses the functions
+below.
 """
 
 import argparse
@@ -236,9 +237,13 @@ class Result:
 def judge(mode, test, report, status, stderr):
     expected = test.xc_chain if mode == "xc" else test.chain
     problems = []
+    if status == "timeout":
+        problems.append("the program did not end within %d seconds" % RUN_TIMEOUT)
     if test.message not in stderr:
         problems.append("GHC's message does not say %r: the program did not fail as intended" % test.message)
-    if test.exit is None and status == 0:
+    if status == "timeout":
+        pass
+    elif test.exit is None and status == 0:
         problems.append("exit status 0: the program did not fail")
     elif test.exit is not None and str(status) != test.exit:
         problems.append("exit status %s, not %s" % (status, test.exit))
