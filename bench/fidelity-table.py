@@ -15,6 +15,11 @@
 # with its count); ✓ marks a chain that passes the test (for strobe: the right chain,
 # nothing of ABSENT, the whole report; for -xc: its own right chain, XC-CHAIN, which
 # differs from the right chain where the test says so).  Below the table: how many pass.
+# Then a second table, a diagnostic: strobe's chains with each frame named by the -prof
+# cost centre whose span holds the frame's location (one per binding, from the -prof
+# run's profile), as if every frame had its source binding's name; ✓ where that is the
+# right chain, whole, with nothing of ABSENT.  What it does not fix is not a naming problem (a missing, stale or cut
+# frame, a frame at the wrong place).
 # A benchmark, not part of CI: it exits with 0 whatever the chains are, and with 1 only
 # when a build fails.
 #
@@ -61,6 +66,7 @@ def main():
         sys.exit("fidelity-table.py: no %s: build strobe first (or set BUILD)" % strobe_ghc)
     out = os.environ.get("OUT") or tempfile.mkdtemp(prefix="strobe-fidelity-")
     rows, passed, build_failed = [], {m: 0 for m in cc.MODES}, False
+    loc_rows, loc_passed = [], {"strobe-O0": 0, "strobe-O1": 0}
     paths = tests(sys.argv[1:])
     for path in paths:
         test = cc.Test(path)
@@ -78,6 +84,15 @@ def main():
             xc_right = "none" if test.xc_chain is None else cc.show_chain([(n, 1) for n in test.xc_chain])
             right += " (-xc: %s)" % xc_right
         rows.append([test.name, right] + [cell(results[m]) for m in cc.MODES])
+        ccs = cc.parse_prof(os.path.join(out, test.name, "xc", "prog.prof"))
+        loc = []
+        for m in ("strobe-O0", "strobe-O1"):
+            r = results[m]
+            chain, good = cc.by_location(r.report, test, ccs)
+            text = cc.show_chain(chain, r.report) if r.report.found else "(%s)" % r.report.note
+            loc.append("%s %s" % ("\u2713" if good else "\u2717", text.replace("|", "\\|")))
+            loc_passed[m] += good
+        loc_rows.append([test.name] + loc)
     print("| program | right chain | strobe's chain -O0 | strobe's chain -O1 | -xc's chain |")
     print("|---|---|---|---|---|")
     for row in rows:
@@ -85,6 +100,16 @@ def main():
     print()
     print("Passing: strobe -O0 %d of %d, strobe -O1 %d of %d, -xc %d of %d."
           % (passed["strobe-O0"], len(paths), passed["strobe-O1"], len(paths), passed["xc"], len(paths)))
+    print()
+    print("Named by location (each frame by the -prof cost centre whose span holds it):")
+    print()
+    print("| program | strobe -O0, by location | strobe -O1, by location |")
+    print("|---|---|---|")
+    for row in loc_rows:
+        print("| " + " | ".join(row) + " |")
+    print()
+    print("Right by location: -O0 %d of %d, -O1 %d of %d."
+          % (loc_passed["strobe-O0"], len(paths), loc_passed["strobe-O1"], len(paths)))
     if os.environ.get("KEEP") == "1" or os.environ.get("OUT"):
         print("(builds kept in %s)" % out, file=sys.stderr)
     else:

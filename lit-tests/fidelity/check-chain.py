@@ -224,6 +224,63 @@ def show_chain(chain, report=None, sep=" \u2190 "):
     return sep.join(parts) if parts else "(empty)"
 
 
+# ---- names by location ------------------------------------------------------------------
+# A diagnostic, not a test: the chain a strobe report would have if each frame were named
+# by the binding its location is in, the innermost of -prof's cost centres (-fprof-auto:
+# one per binding) whose span holds the frame's span.  It tells what names alone would
+# fix (source names for GHC's) from what they would not (a missing or stale frame).
+
+def parse_span(span):
+    m = re.match(r"^(\d+):(\d+)(?:-(\d+))?$", span)
+    if m:
+        l, c1 = int(m.group(1)), int(m.group(2))
+        return (l, c1, l, int(m.group(3) or c1))
+    m = re.match(r"^\((\d+),(\d+)\)-\((\d+),(\d+)\)$", span)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
+def parse_prof(path):
+    """The cost centres of a -prof run's .prof file: [(Module.name, file, span)]."""
+    ccs, tree = [], False
+    try:
+        lines = open(path, errors="replace").read().splitlines()
+    except OSError:
+        return ccs
+    for line in lines:
+        if line.startswith("COST CENTRE") and " no. " in line:
+            tree = True
+            continue
+        w = line.split()
+        if not tree or len(w) < 3 or w[2].startswith("<"):
+            continue
+        lm = LOC_RE.match(w[2])
+        span = parse_span(lm.group(2)) if lm else None
+        if span:
+            ccs.append(("%s.%s" % (w[1], w[0]), os.path.basename(lm.group(1)), span))
+    return ccs
+
+
+def by_location(report, test, ccs):
+    """The report's chain with each frame named by its innermost cost centre ([raw] if
+    none), and whether that is right: the right chain, whole, nothing of ABSENT."""
+    named = Report(report.kind)
+    named.found, named.cut, named.note = report.found, report.cut, report.note
+    for f in report.frames:
+        span = parse_span(f.span) if f.span else None
+        best = None
+        for name, file, (l1, c1, l2, c2) in ccs:
+            if span and file == os.path.basename(f.file or "") and \
+                    (l1, c1) <= span[:2] and span[2:] <= (l2, c2):
+                size = (l2 - l1, c2 - c1 if l1 == l2 else c2)
+                if best is None or size < best[0]:
+                    best = (size, name)
+        named.frames.append(Frame(best[1] if best else "[%s]" % f.name, f.file, f.span, f.count, f.tail))
+    chain = chain_of(named, test)
+    right = (report.found and not report.cut and [n for n, _ in chain] == test.chain
+             and not any(f.name in test.absent for f in named.frames))
+    return chain, right
+
+
 class Result:
     def __init__(self, mode, report, chain, expected, problems, status=None, stderr=""):
         self.mode, self.report, self.chain, self.expected = mode, report, chain, expected
@@ -278,7 +335,7 @@ def run_mode(test, mode, out, strobe_ghc, ghc, extra=()):
     main = test.program[0]
     if mode == "xc":
         cmd = [ghc, "-v0", "-O0", "-prof", "-fprof-auto", "-rtsopts"] + test.ghc_opts
-        rts = ["-xc"] + test.rts_opts
+        rts = ["-xc", "-p"] + test.rts_opts  # -p: prog.prof, the cost centres' spans
     else:
         cmd = [strobe_ghc, "-v0", "-" + mode.split("-")[1], "--instrument=" + test.instrument,
                "-rtsopts"] + test.ghc_opts + list(extra)
@@ -371,6 +428,11 @@ def main():
             print("  " + p)
         if res.report.found:
             print(side_by_side(res, results.get("xc")))
+            if mode != "xc" and "xc" in results:
+                ccs = parse_prof(os.path.join(out, "xc", "prog.prof"))
+                loc, right = by_location(res.report, test, ccs)
+                print("  named by location (each frame by the -prof cost centre whose span holds it):")
+                print("    %s%s" % (show_chain(loc, res.report), "  (right)" if right else ""))
         print("  the report (%s):" % os.path.join(out, mode, "stderr"))
         for line in res.report.lines or res.stderr.splitlines()[-8:]:
             print("    | " + line)
