@@ -110,7 +110,9 @@ class Report:
 
 
 HEADER = "strobe: uncaught exception in Haskell thread"
-FRAME_RE = re.compile(r"^#(\d+) (\S+)(?: at (\S+))?((?: \((?:x|\u00d7)\d+\))?)( \(tail\))?\s*$")
+# `#3 Main.stepB at Threads.hs:25:23-28 (x297) (tail)`: the count (`x` or `×`) and the
+# tail mark in any order, other parenthesised remarks ignored.
+FRAME_RE = re.compile(r"^#(\d+) (\S+)(?: at (\S+))?((?: \([^()]*\))*)\s*$")
 LOC_RE = re.compile(r"^(.*?):(\d+:\d+(?:-\d+)?|\(\d+,\d+\)-\(\d+,\d+\))$")
 ELIDED_RE = re.compile(r"^\s+\.\.\. (\d+) tail calls? elided")
 CUT_RE = re.compile(r"^\.\.\. (\d+) older entr(?:y|ies) (?:not kept|dropped)")
@@ -133,12 +135,14 @@ def parse_strobe(stderr):
     for line in lines[i + 1:]:
         m = FRAME_RE.match(line)
         if m:
-            f = Frame(m.group(2), tail=bool(m.group(5)))
+            notes = re.findall(r"\(([^()]*)\)", m.group(4))
+            f = Frame(m.group(2), tail="tail" in notes)
             if m.group(3):
                 lm = LOC_RE.match(m.group(3))
                 f.file, f.span = (lm.group(1), lm.group(2)) if lm else (m.group(3), None)
-            if m.group(4):
-                f.count = int(re.sub(r"\D", "", m.group(4)))
+            for n in notes:
+                if re.match(r"^(?:x|\u00d7)\d+$", n):
+                    f.count = int(n[1:])
             r.frames.append(f)
         elif ELIDED_RE.match(line):
             r.elided += int(ELIDED_RE.match(line).group(1))
@@ -394,7 +398,71 @@ def side_by_side(res, xc=None):
     return "\n".join(out)
 
 
+SELF_TEST_TEST = """\
+PROGRAM: Threads.hs
+MESSAGE: out of turns
+CHAIN: Main.failB Main.stepB Main.main
+ABSENT: Main.stepA
+MAY: Main.radius
+"""
+
+SELF_TEST_HEADER = "strobe: uncaught exception in Haskell thread 1; the dynamic stack at its raise, newest first:\n"
+
+# (what the case shows, a report's frames, whether it is right)
+SELF_TEST_CASES = [
+    ("the right chain", "#0 Main.failB at Threads.hs:29:1-67\n#1 Main.stepB at Threads.hs:25:23-28\n"
+     "#2 Main.main at Threads.hs:(32,1)-(42,13)\n", True),
+    ("a run collapses, counts and tail marks do not count",
+     "#0 Main.failB at Threads.hs:29:1-67 (tail)\n#1 Main.stepB at Threads.hs:25:23-28 (\u00d7297)\n"
+     "#2 Main.stepB at Threads.hs:(20,1)-(26,20) (x3) (tail)\n   ... 2 tail calls elided\n"
+     "#3 Main.main at Threads.hs:(32,1)-(42,13)\n", True),
+    ("a library's inlined code and a MAY name are dropped, a lambda is its binding",
+     "#0 Main.failB at Threads.hs:29:1-67\n#1 Main.$sinsertWith at Data/Map/Internal.hs:1:1-9\n"
+     "#2 Main.radius at Threads.hs:2:1\n#3 Main.stepB at Threads.hs:25:23-28\n"
+     "#4 Main.main.\\ at Threads.hs:40:3-9\n#5 Main.main at Threads.hs:(32,1)-(42,13)\n", True),
+    ("the raiser missing", "#0 Main.stepB at Threads.hs:25:23-28\n#1 Main.main at Threads.hs:32:1\n", False),
+    ("GHC's names", "#0 Main.failB at Threads.hs:29:1\n#1 Main.$wstepB at Threads.hs:25:23\n"
+     "#2 Main.main1 at Threads.hs:32:1\n", False),
+    ("a finished function", "#0 Main.failB at Threads.hs:29:1\n#1 Main.stepB at Threads.hs:25:23\n"
+     "#2 Main.stepA at Threads.hs:12:1\n#3 Main.stepB at Threads.hs:25:23\n#4 Main.main at Threads.hs:32:1\n", False),
+    ("a cut bottom", "#0 Main.failB at Threads.hs:29:1\n#1 Main.stepB at Threads.hs:25:23\n"
+     "#2 Main.main at Threads.hs:32:1\n... 12 older entries not kept\n", False),
+]
+
+SELF_TEST_XC = """*** Exception (reporting due to +RTS -xc): (THUNK_STATIC), stack trace:
+  GHC.Real.CAF
+  --> evaluated by: Main.failB,
+  called from Main.stepB.\\,
+  called from Main.stepB,
+  called from Main.main
+prog: out of turns
+"""
+
+
+def self_test():
+    """Checks the rule on made-up reports: prints one line per case, exits 1 on a surprise."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".test", delete=False) as f:
+        f.write(SELF_TEST_TEST)
+    test = Test(f.name)
+    os.unlink(f.name)
+    bad = 0
+    cases = [(what, "strobe", SELF_TEST_HEADER + frames + "prog: out of turns\n", right)
+             for what, frames, right in SELF_TEST_CASES]
+    cases.append(("-xc: a CAF's stack, then the one that evaluated it", "xc", SELF_TEST_XC, True))
+    for what, kind, stderr, right in cases:
+        report = parse_xc(stderr, test.message) if kind == "xc" else parse_strobe(stderr)
+        res = judge(kind if kind == "xc" else "strobe-O0", test, report, 1, stderr)
+        ok = res.ok == right
+        bad += not ok
+        print("%s %s: %s (%s)" % ("ok" if ok else "WRONG", what, show_chain(res.chain, report),
+                                  "right" if res.ok else "; ".join(res.problems)))
+    sys.exit(1 if bad else 0)
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("test")
     ap.add_argument("--strobe-ghc", default="strobe-ghc")
