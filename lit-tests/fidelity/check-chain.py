@@ -317,6 +317,8 @@ def judge(mode, test, report, status, stderr):
             problems.append("the report's bottom is cut: %d older entries not kept" % report.cut)
         if names != expected:
             problems.append("the chain is not the right one")
+            if not names or names[0] != expected[0]:
+                problems.append("the top is %s, not the raiser %s" % (names[0] if names else "nothing", expected[0]))
     if mode != "xc" and report.found:
         present = [f.name for f in report.frames]
         for name in test.absent:
