@@ -42,14 +42,18 @@ static LLVMValueRef string_const(Lowering *L, const char *text) {
 }
 
 /* The constant descriptor of a tick (StrobeTickDesc), one per Haskell function and
- * note over the module, in the section the runtime enumerates. */
+ * note over the module, in the section the runtime enumerates.  Its function is the
+ * binding the note belongs to where the note says (strobe's GHC plugin names every
+ * note as -prof names cost centres: a thunk's, a worker's or a function inlined into
+ * another keeps its own binding's name), else the procedure's (tk_plan). */
 static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   Lowering *L = F->L;
+  const char *function = n->name ? n->name : F->pi->function;
   bool made;
-  uint32_t i = tk_desc(L->ticks, F->pi->function, n, &made);
+  uint32_t i = tk_desc(L->ticks, function, n, &made);
   if (!made) return L->desc.v[i].g;
   cmm_assert(i == L->desc.n);
-  Desc d = {.function = string_const(L, F->pi->function), .file = string_const(L, n->file)};
+  Desc d = {.function = string_const(L, function), .file = string_const(L, n->file)};
   LLVMValueRef f[STROBE_DESC_NFIELDS] = {
       [STROBE_DESC_IDX_KIND] = LLVMConstInt(L->i32, STROBE_TICK_SOURCE_NOTE, 0),
       [STROBE_DESC_IDX_LINE1] = LLVMConstInt(L->i32, n->line1, 0),

@@ -123,65 +123,68 @@ static bool encloses(const StrobeTickDesc *a, const StrobeTickDesc *b) {
 /* Note [Folding]: the array is full (and as large as `capacity` lets it be).  The
  * newest quarter stays as it is, and so do the KEEP_OLDEST oldest entries (the
  * thread's first: `main`, a forked thread's action), so that a report always shows
- * both ends.  Everything between, entries and the markers of earlier folds, is folded
- * into at most MAX_MARKERS markers, each standing for a run of them: its watermark
- * is the oldest one's, and `elided` how many entries it stands for.  A marker goes
- * when that oldest entry's frame goes, so a run is never split from its frames, and
- * a run never splits a level (the entries of one watermark, one frame's): the oldest
- * EXACT_LEVELS levels of what is folded get a marker each (a computation that returns
- * to one of them leaves nothing behind), the others share the rest evenly.  What is
- * approximate: a marker of several levels counts all its entries until the oldest of
- * them goes (docs/dynstack-ghc.md).  Past `capacity` a push then costs about one
- * entry moved or read per push. */
-enum { KEEP_OLDEST = 4, MAX_MARKERS = 32, EXACT_LEVELS = 16 };
+ * both ends.  What is between is folded into at most MAX_MARKERS markers, each
+ * standing for a run of entries: its watermark is the oldest one's, and `elided` how
+ * many entries it stands for.  A marker goes when that oldest entry's frame goes, and
+ * a run never splits a level (the entries of one watermark, one frame's), so a marker
+ * never outlives its frames.  The markers are one run, the first of what is between:
+ *   - the first EXACT_LEVELS markers stand for one level each (a computation that
+ *     returns to one of them leaves nothing behind);
+ *   - the entries folded now make about NEW_RUNS markers of equal size (a run ends at
+ *     the first level change after its size), and while there are too many markers
+ *     the two neighbours that stand for fewest entries together become one.
+ * What is approximate: a marker of several levels counts all its entries until the
+ * oldest of them goes (docs/dynstack-ghc.md).  A fold reads a level's entries only to
+ * find where it ends, and moves the newest quarter down: a push past `capacity` costs
+ * a few instructions more than one that is not. */
+enum { KEEP_OLDEST = 4, MAX_MARKERS = 32, EXACT_LEVELS = 16, NEW_RUNS = 8 };
 
-static uint64_t count_of(const StrobeEntry *e) { return strobe_entry_is_dropped(e) ? e->elided : 1; }
+/* The end of the level that items[i] is in: the first index after i with another
+ * watermark, or n. */
+static uint32_t level_end(const StrobeEntry *items, uint32_t i, uint32_t n) {
+  uint32_t j = i + 1;
+  while (j < n && items[j].wm == items[i].wm) j++;
+  return j;
+}
 
-/* Groups items[0..n) (oldest first) into runs of whole levels, the first `exact` levels
- * one run each and the rest runs of at least `size` entries; writes where each run
- * starts to starts[] and returns how many runs there are, or 0 if more than max. */
-static uint32_t runs(const StrobeEntry *items, uint32_t n, uint32_t exact, uint64_t size,
-                     uint32_t *starts, uint32_t max) {
-  uint32_t m = 0, levels = 0;
-  uint64_t in_run = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    bool new_level = i == 0 || items[i].wm != items[i - 1].wm;
-    if (new_level && (levels <= exact || in_run >= size)) {
-      if (m == max) return 0;
-      starts[m++] = i;
-      in_run = 0;
-    }
-    levels += new_level;
-    in_run += count_of(&items[i]);
-  }
-  return m;
+static StrobeEntry marker(uintptr_t wm, uint64_t count) {
+  return (StrobeEntry){.desc = &strobe_dynstack_dropped_desc, .wm = wm,
+                       .elided = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count};
 }
 
 static void drop_oldest(StrobeThreadStack *s) {
   uint32_t n = depth(s), c = s->capacity;
-  uint32_t keep_new = c / 4, oldest = c >= 64 ? KEEP_OLDEST : 0;
-  uint32_t max = c >= 64 ? MAX_MARKERS : 1, exact = c >= 64 ? EXACT_LEVELS : 0;
-  StrobeEntry *items = s->entries + oldest;
-  uint32_t nitems = n - keep_new - oldest;
-  uint64_t total = 0, folded = 0;
-  for (uint32_t i = 0; i < nitems; i++) {
-    total += count_of(&items[i]);
-    folded += !strobe_entry_is_dropped(&items[i]);
+  bool big = c >= 64; /* room for both ends and the markers */
+  uint32_t keep_new = c / 4, oldest = big ? KEEP_OLDEST : 0;
+  uint32_t max = big ? MAX_MARKERS : 1, exact = big ? EXACT_LEVELS : 0;
+  StrobeEntry *items = s->entries + oldest; /* the markers, then the entries to fold */
+  uint32_t nitems = n - keep_new - oldest, m = 0;
+  while (m < nitems && strobe_entry_is_dropped(&items[m])) m++;
+  uint32_t i = m; /* the next entry to fold; markers are written at m <= i */
+  bump(&s->counters.drops, nitems - i);
+  for (; m < exact && i < nitems; m++) { /* one level each */
+    uint32_t end = level_end(items, i, nitems);
+    items[m] = marker(items[i].wm, end - i);
+    i = end;
   }
-  uint32_t starts[MAX_MARKERS], m = 0;
-  for (uint64_t size = (total + max - 1 - exact) / (max - exact); !m; size *= 2)
-    m = runs(items, nitems, exact, size, starts, max);
-  for (uint32_t j = 0; j < m; j++) { /* marker j is not after its run's first item */
-    uint32_t end = j + 1 < m ? starts[j + 1] : nitems;
-    uint64_t count = 0;
-    for (uint32_t i = starts[j]; i < end; i++) count += count_of(&items[i]);
-    items[j] = (StrobeEntry){.desc = &strobe_dynstack_dropped_desc,
-                             .wm = items[starts[j]].wm,
-                             .elided = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count};
+  uint32_t size = (nitems - i + NEW_RUNS - 1) / NEW_RUNS;
+  while (i < nitems) {
+    uint32_t end = i + size < nitems ? level_end(items, i + size - 1, nitems) : nitems;
+    items[m++] = marker(items[i].wm, end - i);
+    i = end;
   }
-  bump(&s->counters.drops, folded);
+  while (m > max) { /* the neighbours (after the exact ones) that count fewest, as one */
+    uint32_t k = m > exact + 1 ? exact : 0;
+    for (uint32_t j = k + 1; j + 1 < m; j++)
+      if ((uint64_t)items[j].elided + items[j + 1].elided <
+          (uint64_t)items[k].elided + items[k + 1].elided)
+        k = j;
+    items[k] = marker(items[k].wm, (uint64_t)items[k].elided + items[k + 1].elided);
+    memmove(items + k + 1, items + k + 2, (size_t)(m - k - 2) * sizeof(StrobeEntry));
+    m--;
+  }
   memmove(items + m, items + nitems, (size_t)keep_new * sizeof(StrobeEntry));
-  set_top(items + m + keep_new - 1); /* which clears the slots the move left */
+  set_top(items + m + keep_new - 1); /* which clears the slots the moves left */
 }
 
 /* A thread's slots: the two sentinels, then capacity clear slots; NULL if they cannot be

@@ -8,7 +8,7 @@ packages=(
   cmake make gcc g++ libtsan2 pkg-config python3 git ca-certificates
   llvm-22-dev llvm-22-tools clang-22 lld-22 libcmocka-dev
   libclang-22-dev libclang-rt-22-dev lldb-22 python3-lldb-22 liblldb-22-dev
-  ghc cabal-install valgrind gdb
+  ghc ghc-prof cabal-install valgrind gdb
 )
 
 if [ "${STROBE_SKIP_APT:-0}" = 1 ]; then
