@@ -41,16 +41,29 @@ static LLVMValueRef string_const(Lowering *L, const char *text) {
   return g;
 }
 
-/* The constant descriptor of a tick (StrobeTickDesc), one per Haskell function and
- * note over the module, in the section the runtime enumerates.  Its function is the
- * binding the note belongs to where the note says (strobe's GHC plugin names every
- * note as -prof names cost centres: a thunk's, a worker's or a function inlined into
- * another keeps its own binding's name), else the procedure's (tk_plan). */
+/* The function a tick counts for: the binding its note belongs to where the note names
+ * one of this module's (strobe's GHC plugin names the notes of the module's own source
+ * as -prof names cost centres, `Main.stepB.go`: a thunk's, a worker's or a floated
+ * binding's note keeps its binding's name), else the procedure's (tk_plan).  A note of
+ * code GHC inlined from another module has only the name GHC kept (`mod`), and counts
+ * for the code it was inlined into, as a cost centre would: the same frame, and the
+ * inline fast paths' (a loop that alternated between its own notes and an inlined
+ * `mod`'s would take the slow path at every tick). */
+static const char *tick_function(Fn *F, const CmmSrcNote *n) {
+  const char *m = F->L->module;
+  size_t len = m ? strlen(m) : 0;
+  const char *name = tk_note_name(F->L->plan, n);
+  if (name && len && strncmp(name, m, len) == 0 && name[len] == '.') return name;
+  return F->pi->function;
+}
+
+/* The constant descriptor of a tick (StrobeTickDesc), one per function, note and
+ * owning binding over the module, in the section the runtime enumerates. */
 static LLVMValueRef tick_desc(Fn *F, const CmmSrcNote *n) {
   Lowering *L = F->L;
-  const char *function = n->name ? n->name : F->pi->function;
+  const char *function = tick_function(F, n);
   bool made;
-  uint32_t i = tk_desc(L->ticks, function, n, &made);
+  uint32_t i = tk_desc(L->ticks, F->pi->function, function, n, &made);
   if (!made) return L->desc.v[i].g;
   cmm_assert(i == L->desc.n);
   Desc d = {.function = string_const(L, function), .file = string_const(L, n->file)};

@@ -12,6 +12,7 @@
  */
 #include "ticks.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,60 @@ static const CmmProc *binding_of(const CmmProc *p, const ScopeTree *tree, uint32
   return NULL;
 }
 
+/* Note [A local binding's own note]
+   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+   GHC names a source note by the bindings it is in (SourceNote's name, which strobe's
+   plugin prints): the notes of a `where` helper's body are `hotA.go`, but the note of
+   the helper's whole definition, `go !acc i | ... = ...`, is in hotA only: `hotA`.  A
+   loop over `go` ticks that note at each iteration, then go's own, so that the two
+   would take turns as two functions at one watermark, each tick a tail call (the slow
+   path).  So a note named F whose span strictly contains notes of its file, all named
+   F.g or inside F.g, for one g, is the definition of g: it counts as F.g. */
+static void rename_definitions(TkPlan *plan, Arena *a) {
+  VEC(const CmmSrcNote *) notes = {0};
+  const CmmFile *f = plan->file;
+  for (uint32_t g = 0; g < f->ngroups; g++)
+    for (uint32_t i = 0; i < f->groups[g].ndecls; i++) {
+      const CmmDecl *d = &f->groups[g].decls[i];
+      if (d->kind != CMM_DECL_PROC) continue;
+      for (uint32_t b = 0; b < d->u.proc.nblocks; b++)
+        for (uint32_t s = 0; s < d->u.proc.blocks[b].nstmts; s++) {
+          const CmmStmt *st = &d->u.proc.blocks[b].stmts[s];
+          if (st->kind == CMM_S_TICK && st->u.tick.name) vec_push(a, &notes, &st->u.tick);
+        }
+    }
+  strmap_init(&plan->renamed, a, 16);
+  for (uint32_t i = 0; i < notes.n; i++) {
+    const CmmSrcNote *n = notes.v[i];
+    size_t len = strlen(n->name);
+    const char *g = NULL; /* F.g: the one local binding inside */
+    size_t glen = 0;
+    bool ok = true;
+    for (uint32_t j = 0; j < notes.n && ok; j++) {
+      const CmmSrcNote *m = notes.v[j];
+      if (strcmp(m->file, n->file) != 0 || !strobe_span_encloses(STROBE_SPAN_OF(n), STROBE_SPAN_OF(m)))
+        continue;
+      ok = strncmp(m->name, n->name, len) == 0 && m->name[len] == '.';
+      if (!ok) break;
+      const char *rest = m->name + len + 1;
+      size_t k = strcspn(rest, ".");
+      ok = k > 0 && (!g || (k == glen && strncmp(rest, g, k) == 0));
+      g = rest, glen = k;
+    }
+    if (!ok || !g) continue;
+    strmap_put(&plan->renamed, a, arena_printf(a, "%p", (const void *)n), plan->names.n, NULL);
+    vec_push(a, &plan->names, arena_printf(a, "%s.%.*s", n->name, (int)glen, g));
+  }
+}
+
+const char *tk_note_name(const TkPlan *plan, const CmmSrcNote *note) {
+  char key[32];
+  uint32_t i;
+  if (!note->name || !plan->names.n) return note->name;
+  snprintf(key, sizeof key, "%p", (const void *)note);
+  return strmap_get(&plan->renamed, key, &i) ? plan->names.v[i] : note->name;
+}
+
 TkPlan *tk_plan(const CmmFile *f, ScopeTree *const *trees, Arena *a) {
   TkPlan *plan = arena_alloc(a, sizeof *plan);
   plan->file = f;
@@ -49,6 +104,7 @@ TkPlan *tk_plan(const CmmFile *f, ScopeTree *const *trees, Arena *a) {
       plan->procs[g][i].binding = binding_of(p, trees[g], i);
     }
   }
+  rename_definitions(plan, a);
   return plan;
 }
 
@@ -231,7 +287,7 @@ struct Ticks {
   Arena *a;
   StrMap strings; /* one copy of each function name and file -> index into string */
   VEC(const char *) string;
-  StrMap descs;   /* "function|file|l1:c1-l2:c2" -> index */
+  StrMap descs;   /* "owner|function|file|l1:c1-l2:c2" -> index */
   VEC(TkDesc) desc;
 };
 
@@ -259,9 +315,10 @@ static const char *intern(Ticks *t, const char *s) {
   return copy;
 }
 
-uint32_t tk_desc(Ticks *t, const char *function, const CmmSrcNote *n, bool *made) {
-  const char *key = arena_printf(t->a, "%s|%s|%u:%u-%u:%u", function, n->file, n->line1,
-                                 n->col1, n->line2, n->col2);
+uint32_t tk_desc(Ticks *t, const char *owner, const char *function, const CmmSrcNote *n,
+                 bool *made) {
+  const char *key = arena_printf(t->a, "%s|%s|%s|%u:%u-%u:%u", owner, function, n->file,
+                                 n->line1, n->col1, n->line2, n->col2);
   uint32_t i;
   *made = !strmap_get(&t->descs, key, &i);
   if (!*made) return i;

@@ -13,7 +13,7 @@
  *   tk_frames, tk_wm_offset  where a tick's watermark is: the continuation its code
  *                 returns to, as an offset from Sp (Note [A tick's watermark] in ticks.c)
  *   tk_ticks     which source notes tick: all, or a function's entry note (--ticks)
- *   tk_desc       the descriptor of a tick: one per (function, file, span) in the
+ *   tk_desc       the descriptor of a tick: one per (owner, function, file, span) in the
  *                 module, numbered in order of first use
  *   tk_link       every descriptor's parent and its NESTED flag (Note [A descriptor's
  *                 parent] in ticks.c), once every descriptor is known
@@ -41,11 +41,17 @@ typedef struct TkProc {
 typedef struct TkPlan {
   const CmmFile *file;
   TkProc **procs; /* [group][decl]; a data decl's entry is zero */
+  StrMap renamed; /* a named note's address -> index into names (tk_note_name) */
+  VEC(const char *) names;
 } TkPlan;
 
 /* The plan of file f, whose groups have the scope trees trees[g] (scopes_build). */
 TkPlan *tk_plan(const CmmFile *f, ScopeTree *const *trees, Arena *a);
 const TkProc *tk_proc(const TkPlan *plan, uint32_t group, uint32_t decl);
+
+/* The name of the binding a named note belongs to (Note [A local binding's own note]
+ * in ticks.c); NULL if the note has none. */
+const char *tk_note_name(const TkPlan *plan, const CmmSrcNote *note);
 
 /* Code that is a binding of its own: not a -fllvm continuation (`_c1JV`), not a thunk
  * (`sat_s1Jv`). */
@@ -117,9 +123,13 @@ typedef struct Ticks Ticks;
 Ticks *tk_new(void);
 void tk_free(Ticks *t);
 
-/* The descriptor of a tick at note in code of Haskell function `function`; *made is
- * true when this call made it (it is then the last, index tk_count() - 1). */
-uint32_t tk_desc(Ticks *t, const char *function, const CmmSrcNote *note, bool *made);
+/* The descriptor of a tick at note, counting for Haskell function `function`, in code
+ * of the binding `owner` (the procedure's, tk_plan): one per owner, so that each
+ * binding's code has descriptors of its own, whose code address says the code is
+ * instrumented (the profiler's rt_prof_resolve_locals).  *made is true when this call
+ * made it (it is then the last, index tk_count() - 1). */
+uint32_t tk_desc(Ticks *t, const char *owner, const char *function, const CmmSrcNote *note,
+                 bool *made);
 uint32_t tk_count(const Ticks *t);
 const TkDesc *tk_get(const Ticks *t, uint32_t i);
 
