@@ -239,9 +239,11 @@ bool emit_optimize(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, char
  * exists (a device such as /dev/null, a FIFO, a socket, a directory) is opened and
  * written directly, as clang does: renaming over /dev/null would replace the device
  * with a regular file for every later user (strobec runs as root in containers), and
- * over a FIFO would cut off its reader.  A symbolic link is followed, link by link, to
- * the name it leads to, which is then written as above: the link stays a link, and its
- * target is replaced, not the link.
+ * over a FIFO would cut off its reader.  So is anything a symbolic link leads to that
+ * is not a regular file: /dev/stdout, whose /proc link names a pipe (`pipe:[1234]`),
+ * not a path.  Otherwise a symbolic link is followed, link by link, to the name it
+ * leads to, which is then written as above: the link stays a link, and its target is
+ * replaced, not the link.
  */
 
 enum { MAX_LINKS = 40 }; /* as Linux's ELOOP */
@@ -272,9 +274,13 @@ static char *follow_links(const char *path) {
 }
 
 bool emit_output_file(const char *path, char **file, char **error) {
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* through any links */
+    *file = NULL;
+    return true;
+  }
   *file = follow_links(path);
   if (!*file) return fail(error, "cannot write '%s': out of memory", path);
-  struct stat st;
   if (lstat(*file, &st) == 0 && !S_ISREG(st.st_mode)) { /* a link here is a loop */
     free(*file);
     *file = NULL;

@@ -73,8 +73,9 @@ bool emit_write_file(const char *path, const void *data, size_t size, char **err
 
 /* How an output to path is written (Note [Where the output goes] in emit.c): *file is
  * the regular file, or the name no file has yet, to replace by a rename (malloc'd:
- * path, or where its symbolic links lead), or NULL when path exists and is not a
- * regular file and is written directly.  False (and *error) only when out of memory. */
+ * path, or where its symbolic links lead), or NULL when what path names (through its
+ * links: /dev/stdout's pipe) exists and is not a regular file and is written directly.
+ * False (and *error) only when out of memory. */
 bool emit_output_file(const char *path, char **file, char **error);
 
 #endif
