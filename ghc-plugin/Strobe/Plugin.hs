@@ -36,7 +36,6 @@ import GHC.Driver.Hooks (Hooks (..))
 import GHC.Plugins hiding ((<>))
 import qualified GHC.Data.Stream as Stream
 import GHC.Types.Unique (mkUnique)
-import GHC.Utils.Panic (GhcException (ProgramError), throwGhcExceptionIO)
 import GHC.Cmm.Info (cmmToRawCmm)
 #if __GLASGOW_HASKELL__ >= 902
 import GHC.Driver.Env (HscEnv (..))
@@ -101,15 +100,8 @@ writeModule opts dflags m cmm = do
     let (text, seen') = printGroup dflags (qualifiedNoteName dflags m) seen group
     hPutStr h text
     writeIORef labels seen'
-  seen <- readIORef labels
-  hPutStr h (printSymbols seen)
+  readIORef labels >>= hPutStr h . printSymbols
   hClose h
-  case labelClashes seen of
-    [] -> pure ()
-    clashes -> throwGhcExceptionIO $ ProgramError $
-      "strobe-plugin: module " ++ name ++ ": labels that GHC's dump spells alike are "
-        ++ "different symbols, which strobe's table cannot tell apart: "
-        ++ unwords clashes ++ " (strobe-ghc --strobe-text-dumps reads GHC's text instead)"
   pure $ do
     Stream.yield [marker path]
     pure result

@@ -19,8 +19,7 @@
 --
 -- Everything else (block labels, tick scopes, info tables, data, foreign-call
 -- conventions) is printed by GHC's own printer, as in its dumps.
-module Strobe.Print
-  (Labels, emptyLabels, labelClashes, NoteName, printGroup, printSymbols) where
+module Strobe.Print (Labels, emptyLabels, NoteName, printGroup, printSymbols) where
 
 import Prelude hiding ((<>))
 
@@ -43,17 +42,11 @@ import GHC.Utils.Outputable
 
 import Strobe.Compat
 
--- | Every label printed so far: its dump spelling -> (object symbol, global); and the
--- spellings that name two symbols.  The table maps a spelling to one symbol, so such a
--- clash (two labels GHC's text spells alike, GHC's assembly not) fails the module
--- rather than give one of them the other's symbol.
-data Labels = Labels (Map.Map String (String, Bool)) [String]
+-- | Every label printed so far: its dump spelling -> (object symbol, global).
+type Labels = Map.Map String (String, Bool)
 
 emptyLabels :: Labels
-emptyLabels = Labels Map.empty []
-
-labelClashes :: Labels -> [String]
-labelClashes (Labels _ clashes) = reverse clashes
+emptyLabels = Map.empty
 
 -- | How a source note in a file is named: the file and GHC's name of the note.
 type NoteName = FilePath -> String -> String
@@ -64,13 +57,8 @@ printGroup dflags names seen decls = (render dflags doc ++ "\n", seen')
   where
     doc = text "[" <> vcat (punctuate comma (map (decl dflags names) decls)) <> text "]"
     seen' = foldl' add seen (concatMap declLabels decls)
-    add (Labels m clashes) l =
-      let k = render dflags (label dflags l)
-          v = (render dflags (asmLabel dflags l), externallyVisibleCLabel l)
-      in case Map.lookup k m of
-           Nothing -> Labels (Map.insert k v m) clashes
-           Just old | old == v || k `elem` clashes -> Labels m clashes
-                    | otherwise -> Labels m (k : clashes)
+    add m l = Map.insertWith (\_ old -> old) (render dflags (label dflags l))
+                             (render dflags (asmLabel dflags l), externallyVisibleCLabel l) m
 
 -- | The table of every label's symbol, after the last group:
 --
@@ -79,7 +67,7 @@ printGroup dflags names seen decls = (render dflags doc ++ "\n", seen')
 -- >     lvl_r2X3_closure = .Lr2X3_closure local;
 -- > }
 printSymbols :: Labels -> String
-printSymbols (Labels m _) = "symbols {\n" ++ concatMap row (Map.toList m) ++ "}\n"
+printSymbols m = "symbols {\n" ++ concatMap row (Map.toList m) ++ "}\n"
   where
     row (l, (s, g)) = "    " ++ l ++ " = " ++ s ++ (if g then " global;\n" else " local;\n")
 
