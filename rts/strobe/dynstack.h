@@ -93,7 +93,7 @@ const StrobeTickDesc *strobe_tick_descs(size_t *count);
      - An inline push fills top + 1 only while top < limit, the last slot
        (entries + capacity - 1).  A push into a full array reaches the slow path,
        which doubles the array while it is smaller than the `capacity` option, and
-       else folds the oldest entries into one (below).
+       else folds entries into markers (below).
      - Nothing but the sentinels is ever below entries[0], so an inline pop never
        looks at the base: it stops there.
    The folded entries: when the array is full (and as large as `capacity` lets it be),
