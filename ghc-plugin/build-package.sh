@@ -16,7 +16,7 @@ version=0.1
 id=strobe-plugin-$version
 ghc_version=$("$ghc" --numeric-version)
 deps="base ghc bytestring containers directory filepath"
-modules="Strobe.Plugin Strobe.Print Strobe.Compat"
+modules="Strobe.Plugin Strobe.Notes Strobe.Print Strobe.Compat"
 lib=$out/strobe-plugin
 rm -rf "$out/build" "$lib" "$out/package.conf.d"
 mkdir -p "$out/build" "$lib"

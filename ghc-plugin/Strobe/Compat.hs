@@ -2,11 +2,13 @@
 -- | What differs between the GHC versions the plugin is written for: GHC 9.0, where
 -- printers find the platform in the DynFlags of their context, and 9.2 and later,
 -- where they take it as an argument (@pdoc@); a load's alignment (9.4); a source
--- note's name as a 'LexicalFastString' (9.8); where a module's dumps go (9.4).  Only
+-- note's name as a 'LexicalFastString' (9.8); where a module's dumps go (9.4); Core's
+-- ticks and case alternatives (9.2).  Only
 -- GHC 9.0.2 builds it here; the rest follows those versions' sources.  (How a plugin
 -- reaches the hooks differs too: "Strobe.Plugin".)
 module Strobe.Compat
   ( pprP, label, asmLabel, render, loadOf, noteName, sourcePrefix, isDynamicWay
+  , CoreTick, mapAlt, noteString
   ) where
 
 import GHC.Cmm
@@ -17,7 +19,7 @@ import GHC.Driver.Ways (Way (WayDyn), hasWay)
 #else
 import GHC.Platform (Platform)
 import GHC.Platform.Ways (Way (WayDyn), hasWay)
-import GHC.Types.Tickish (GenTickish (SourceNote))
+import GHC.Types.Tickish (CoreTickish, GenTickish (SourceNote))
 #endif
 #if __GLASGOW_HASKELL__ >= 908
 import GHC.Data.FastString (LexicalFastString (..))
@@ -84,3 +86,27 @@ sourcePrefix = Just . dumpPrefix
 -- @-dynamic-too@).
 isDynamicWay :: DynFlags -> Bool
 isDynamicWay dflags = ways dflags `hasWay` WayDyn
+
+-- | A source note's name as a string.
+#if __GLASGOW_HASKELL__ < 908
+noteString :: String -> String
+noteString = id
+#else
+noteString :: LexicalFastString -> String
+noteString (LexicalFastString name) = unpackFS name
+#endif
+
+-- | A tick in Core.
+#if __GLASGOW_HASKELL__ < 902
+type CoreTick = Tickish Id
+#else
+type CoreTick = CoreTickish
+#endif
+
+-- | A case alternative with its right-hand side changed.
+mapAlt :: (CoreExpr -> CoreExpr) -> CoreAlt -> CoreAlt
+#if __GLASGOW_HASKELL__ < 902
+mapAlt f (con, bs, rhs) = (con, bs, f rhs)
+#else
+mapAlt f (Alt con bs rhs) = Alt con bs (f rhs)
+#endif

@@ -16,6 +16,9 @@
 -- @.dyn_o@; shared libraries stay GHC's) and Cmm that is not a Haskell module's (a
 -- @.cmm@ source).
 --
+-- One Core pass, first and last in GHC's pipeline, drops the source notes on
+-- variables, which mark no code of their own ("Strobe.Notes").
+--
 -- This module is the only one that knows how a plugin reaches GHC's hooks (CPP below):
 -- GHC 9.0 sets them in DynFlags through 'dynflagsPlugin', 9.2 and later in the HscEnv
 -- through 'driverPlugin'.  The rest that differs between versions is "Strobe.Compat".
@@ -42,12 +45,13 @@ import GHC.Driver.Env (HscEnv (..))
 #endif
 
 import Strobe.Compat (isDynamicWay, sourcePrefix)
+import Strobe.Notes (dropVariableNotes)
 import Strobe.Print
 
 -- | The version of what the plugin writes: a module compiled with another one is
 -- compiled again ('pluginRecompile').
 formatVersion :: String
-formatVersion = "strobe-plugin 1"
+formatVersion = "strobe-plugin 2"
 
 plugin :: Plugin
 plugin = defaultPlugin
@@ -58,10 +62,15 @@ plugin = defaultPlugin
   { driverPlugin = \opts env ->
       pure env { hsc_hooks = (hsc_hooks env) { cmmToRawCmmHook = Just (hook opts env) } }
 #endif
+  , installCoreToDos = \_ todos -> pure ([notes] ++ todos ++ [notes])
     -- The output directory changes with every strobe-ghc run and says nothing about
     -- the object; strobe-ghc's other options reach GHC's fingerprint by -optP-D.
   , pluginRecompile = \_ -> pure (MaybeRecompile (fingerprintString formatVersion))
   }
+
+-- | Before GHC's Core pipeline, and after it (Note [Notes on variables]).
+notes :: CoreToDo
+notes = CoreDoPluginPass "strobe: notes on variables" dropVariableNotes
 
 -- | The directory of @out=DIR@, or the current directory.
 outDir :: [CommandLineOption] -> FilePath
