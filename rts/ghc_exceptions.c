@@ -9,6 +9,9 @@
  *                         raising thread, to unwind the stack: a snapshot of that
  *                         thread's dynamic stack before, and with report_raise a
  *                         report; after, the entries of the unwound frames go;
+ *   stg_raiseIOzh         raiseIO# (throwIO, ioError, throwSTM), which jumps to
+ *                         raise#: it says so to the snapshot (Note [Who built the
+ *                         action that raised]);
  *   errorBelch2           called by base's top handler (GHC.TopHandler, and
  *                         GHC.Conc.Sync for a forkIO thread) to print the message of
  *                         an exception that nothing caught: the snapshot of its raise
@@ -273,6 +276,44 @@ void rt_report_uncaught(int fd, uint64_t id, RtRaiseLookup what, const RtSnapsho
 
 /* ---- the wraps -------------------------------------------------------------------- */
 
+/* Note [Who built the action that raised]
+   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+   An IO action is a function that some code builds and other code runs.  At -O0,
+   GHC runs a do-block through base's (>>=), which is not instrumented: in
+
+       failB n = ioError (userError ("out of turns at " ++ show n))
+
+   failB's code returns the action `ioError ...` and has finished (its entry is stale,
+   its continuation entered) when base's (>>=) runs that action and raiseIO# raises.
+   A snapshot that skipped the finished entries would show failB's caller as the
+   raiser, or nothing at all.  A cost-centre stack keeps failB, the scope the action
+   was built in.
+
+   The entries that are finished at a raise but still on the dynamic stack are those
+   that finished since the thread last ran instrumented code: any tick, and any return
+   into instrumented code, pops what has finished below it.  When the raise is
+   raiseIO#, that is the code that built the action (and the code around it in the
+   same frame, whose entries went with it): the snapshot keeps them.  raise# (error,
+   throw, a pattern-match failure, div) keeps only the live entries: there the
+   finished entries are work that returned a value that base's code then rejected (a
+   predicate that `head . filter p` called), not the raiser.
+
+   raiseIO# is stg_raiseIOzh, which base's code (and strobec's) jumps to with the
+   exception in R1 (rbx): the wrap sets this thread's flag in rax, which no STG
+   register uses, and jumps on; the next raiseExceptionHelper on this thread reads and
+   clears it.  Under -dynamic the wrap does not take, and an IO raise is a raise. */
+__attribute__((tls_model("initial-exec"))) _Thread_local unsigned char rt_raising_io;
+
+__asm__(".pushsection .text\n"
+        ".globl __wrap_stg_raiseIOzh\n"
+        ".type __wrap_stg_raiseIOzh, @function\n"
+        "__wrap_stg_raiseIOzh:\n"
+        "  movq rt_raising_io@GOTTPOFF(%rip), %rax\n"
+        "  movb $1, %fs:(%rax)\n"
+        "  jmp __real_stg_raiseIOzh\n"
+        ".size __wrap_stg_raiseIOzh, . - __wrap_stg_raiseIOzh\n"
+        ".popsection\n");
+
 /* The closure, whatever the pointer's tag. */
 static uintptr_t untag(const void *closure) { return (uintptr_t)closure & ~(uintptr_t)7; }
 
@@ -282,11 +323,15 @@ static void async_to(void *target, void *exception) {
 
 uintptr_t __wrap_raiseExceptionHelper(void *reg, void *tso, void *exception) {
   pthread_once(&options_once, read_options);
+  bool io = rt_raising_io;
+  rt_raising_io = 0;
   if (tso) {
     uint64_t id = rt_ghc_tso_id(tso);
     RtSnapshot snap;
+    /* from Sp, the live entries; from 0, the finished ones too (Note [Who built the
+     * action that raised]) */
     RtRaised how = rt_raise_record(&table, id, untag(exception), strobe_dynstack_current(),
-                                   rt_ghc_tso_sp(tso), opt_raise ? &snap : NULL);
+                                   io ? 0 : rt_ghc_tso_sp(tso), opt_raise ? &snap : NULL);
     if (opt_raise) rt_report_raise(STDERR_FILENO, id, how, &snap);
   }
   uintptr_t frame = __real_raiseExceptionHelper(reg, tso, exception);

@@ -80,6 +80,13 @@ void __real_raiseAsync(void *c, void *t, void *exception, bool s, void *h) { (vo
 void *rts_unsafeGetMyCapability(void);
 void *rts_unsafeGetMyCapability(void) { return cap; }
 
+/* raiseIO#: the wrap jumps to it, and it returns to the wrap's caller here (in GHC it
+ * jumps on to raise#, which calls raiseExceptionHelper). */
+static int real_raise_io_calls;
+void __real_stg_raiseIOzh(void);
+void __real_stg_raiseIOzh(void) { real_raise_io_calls++; }
+void __wrap_stg_raiseIOzh(void);
+
 uintptr_t __wrap_raiseExceptionHelper(void *reg, void *t, void *exception);
 void __wrap_errorBelch2(const char *fmt, char *msg);
 void *__wrap_throwTo(void *c, void *source, void *target, void *exception);
@@ -99,7 +106,7 @@ static int reset(void **state) {
   strobe_dynstack_release();
   memset(rt_raise_table(), 0, sizeof *rt_raise_table());
   rt_ghc_exceptions_configure(true, false);
-  real_raise_calls = real_belch_calls = real_throw_calls = 0;
+  real_raise_calls = real_belch_calls = real_throw_calls = real_raise_io_calls = 0;
   return 0;
 }
 
@@ -276,6 +283,48 @@ static void test_report_raise(void **state) {
                       "#0 Main.c at A.hs:7:2-9\n#1 Main.b at A.hs:5:1-20\n#2 Main.a at A.hs:3:1-20\n");
 }
 
+/* b's code built an IO action and returned (its continuation, at 0x800, is entered:
+ * Sp is above it); base's code runs the action, which raises with raiseIO#. */
+static void io_raise_then_report(void) {
+  three_deep();
+  set_thread(9, 0x900, 1);
+  __wrap_stg_raiseIOzh();
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x5001);
+  __wrap_errorBelch2("%s", "user error (built by b)");
+}
+
+static void test_io_raise_keeps_the_builder(void **state) {
+  (void)state;
+  capture(io_raise_then_report);
+  assert_int_equal(real_raise_io_calls, 1);
+  assert_string_equal(captured,
+                      "strobe: uncaught exception in Haskell thread 9; the dynamic stack at "
+                      "its raise, newest first:\n"
+                      "#0 Main.c at A.hs:7:2-9\n#1 Main.b at A.hs:5:1-20\n#2 Main.a at A.hs:3:1-20\n"
+                      "prog: user error (built by b)\n");
+}
+
+/* The same stack and Sp, raised by raise#: the finished entries go.  The flag of an
+ * earlier raiseIO# does not last past its raise. */
+static void pure_raise_then_report(void) {
+  three_deep();
+  set_thread(9, 0x900, 1);
+  __wrap_stg_raiseIOzh();
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x5001);
+  __wrap_raiseExceptionHelper(NULL, &tso, (void *)0x6001);
+  __wrap_errorBelch2("%s", "Prelude.head: empty list");
+}
+
+static void test_pure_raise_leaves_out_finished(void **state) {
+  (void)state;
+  capture(pure_raise_then_report);
+  assert_string_equal(captured,
+                      "strobe: uncaught exception in Haskell thread 9; the dynamic stack at "
+                      "its raise, newest first:\n"
+                      "#0 Main.a at A.hs:3:1-20\n"
+                      "prog: Prelude.head: empty list\n");
+}
+
 static void message_only(void) { __wrap_errorBelch2("%s", "no raise"); }
 
 static void test_no_raise_no_report(void **state) {
@@ -380,6 +429,8 @@ int main(void) {
       TEST(test_threads_sharing_a_slot),
       TEST(test_uncaught_report),
       TEST(test_report_raise),
+      TEST(test_io_raise_keeps_the_builder),
+      TEST(test_pure_raise_leaves_out_finished),
       TEST(test_no_raise_no_report),
       TEST(test_report_uncaught_off),
       TEST(test_async_report),
