@@ -516,7 +516,8 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
     case CMM_S_UNWIND: break;
     case CMM_S_ASSIGN:
       lw_assign(F, s->u.assign.lhs, lw_expr(F, s->u.assign.rhs));
-      if (tk_pops(s)) lw_call_intrinsic(F, LW_POP, NULL, 0);
+      if (tk_pops(s)) /* what is below the continuation this code returns to is done */
+        lw_call_intrinsic(F, LW_POP, NULL, tk_wm_offset(&F->pi->frames, k, entry_sp));
       break;
     case CMM_S_STORE:
       LLVMBuildStore(L->b, lw_expr(F, s->u.store.rhs), address(F, s->u.store.addr));

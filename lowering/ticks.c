@@ -44,7 +44,32 @@ static const CmmProc *binding_of(const CmmProc *p, const ScopeTree *tree, uint32
    loop over `go` ticks that note at each iteration, then go's own, so that the two
    would take turns as two functions at one watermark, each tick a tail call (the slow
    path).  So a note named F whose span strictly contains notes of its file, all named
-   F.g or inside F.g, for one g, is the definition of g: it counts as F.g. */
+   F.g or inside F.g, is the definition of g: it counts as F.g, the longest such name
+   (`let bad why = ...` inside parseValue, a helper of sumSettings, is named
+   sumSettings by GHC and contains only notes of sumSettings.parseValue.bad).  A
+   definition counts by its new name inside an enclosing one (parseValue's definition
+   contains bad's), so the renaming repeats until nothing changes. */
+
+/* The length of the longest name, in whole components, that a and b both begin with. */
+static size_t common_prefix(const char *a, const char *b) {
+  size_t n = 0, i = 0;
+  for (; a[i] && a[i] == b[i]; i++)
+    if (a[i] == '.') n = i;
+  return (a[i] == '\0' || a[i] == '.') && (b[i] == '\0' || b[i] == '.') ? i : n;
+}
+
+static void set_name(TkPlan *plan, Arena *a, const CmmSrcNote *n, const char *name) {
+  char key[32];
+  uint32_t i;
+  snprintf(key, sizeof key, "%p", (const void *)n);
+  if (strmap_get(&plan->renamed, key, &i)) {
+    plan->names.v[i] = name;
+    return;
+  }
+  strmap_put(&plan->renamed, a, arena_strndup(a, key, strlen(key)), plan->names.n, NULL);
+  vec_push(a, &plan->names, name);
+}
+
 static void rename_definitions(TkPlan *plan, Arena *a) {
   VEC(const CmmSrcNote *) notes = {0};
   const CmmFile *f = plan->file;
@@ -59,26 +84,28 @@ static void rename_definitions(TkPlan *plan, Arena *a) {
         }
     }
   strmap_init(&plan->renamed, a, 16);
-  for (uint32_t i = 0; i < notes.n; i++) {
-    const CmmSrcNote *n = notes.v[i];
-    size_t len = strlen(n->name);
-    const char *g = NULL; /* F.g: the one local binding inside */
-    size_t glen = 0;
-    bool ok = true;
-    for (uint32_t j = 0; j < notes.n && ok; j++) {
-      const CmmSrcNote *m = notes.v[j];
-      if (strcmp(m->file, n->file) != 0 || !strobe_span_encloses(STROBE_SPAN_OF(n), STROBE_SPAN_OF(m)))
-        continue;
-      ok = strncmp(m->name, n->name, len) == 0 && m->name[len] == '.';
-      if (!ok) break;
-      const char *rest = m->name + len + 1;
-      size_t k = strcspn(rest, ".");
-      ok = k > 0 && (!g || (k == glen && strncmp(rest, g, k) == 0));
-      g = rest, glen = k;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t i = 0; i < notes.n; i++) {
+      const CmmSrcNote *n = notes.v[i];
+      const char *name = tk_note_name(plan, n);
+      size_t len = strlen(name), longest = 0; /* of the name all those inside begin with */
+      const char *inner = NULL;                /* the first of them */
+      bool all = true;
+      for (uint32_t j = 0; j < notes.n && all; j++) {
+        const CmmSrcNote *m = notes.v[j];
+        if (strcmp(m->file, n->file) != 0 || !strobe_span_encloses(STROBE_SPAN_OF(n), STROBE_SPAN_OF(m)))
+          continue;
+        const char *mname = tk_note_name(plan, m);
+        if (!inner) inner = mname, longest = strlen(mname);
+        size_t k = common_prefix(inner, mname);
+        longest = k < longest ? k : longest;
+        all = strncmp(mname, name, len) == 0 && mname[len] == '.' && longest > len;
+      }
+      if (!inner || !all) continue; /* a longer name: the renaming ends */
+      set_name(plan, a, n, arena_printf(a, "%.*s", (int)longest, inner));
+      changed = true;
     }
-    if (!ok || !g) continue;
-    strmap_put(&plan->renamed, a, arena_printf(a, "%p", (const void *)n), plan->names.n, NULL);
-    vec_push(a, &plan->names, arena_printf(a, "%s.%.*s", n->name, (int)glen, g));
   }
 }
 
@@ -115,17 +142,27 @@ const TkProc *tk_proc(const TkPlan *plan, uint32_t group, uint32_t decl) {
 
 /* ---- where the intrinsics go ----------------------------------------------------- */
 
-bool tk_pops(const CmmStmt *s) {
-  if (s->kind != CMM_S_ASSIGN || s->u.assign.lhs->kind != CMM_E_GLOBAL ||
-      s->u.assign.lhs->u.global.reg != CMM_REG_SP)
-    return false;
-  const CmmExpr *rhs = s->u.assign.rhs;
-  if (rhs->kind == CMM_E_MACHOP && rhs->u.mo.op == CMM_MO_SUB) {
-    const CmmExpr *x = rhs->u.mo.args[0], *n = rhs->u.mo.args[1];
-    return !(x->kind == CMM_E_GLOBAL && x->u.global.reg == CMM_REG_SP && n->kind == CMM_E_INT &&
-             !n->u.i.neg);
-  }
+static bool is_sp(const CmmExpr *e) { return e->kind == CMM_E_GLOBAL && e->u.global.reg == CMM_REG_SP; }
+
+/* e is Sp plus a constant, *by: `Sp`, `Sp + n`, `Sp - n`, or `(Sp + n)` (a CmmRegOff,
+ * as GHC prints `Sp + n` where it holds one, and as strobe's plugin prints it). */
+static bool sp_plus(const CmmExpr *e, int64_t *by) {
+  if (!e) return false;
+  if (is_sp(e)) return *by = 0, true;
+  if (e->kind == CMM_E_REGOFF && is_sp(e->u.regoff.reg)) return *by = e->u.regoff.offset, true;
+  if (e->kind != CMM_E_MACHOP || (e->u.mo.op != CMM_MO_ADD && e->u.mo.op != CMM_MO_SUB)) return false;
+  const CmmExpr *x = e->u.mo.args[0], *n = e->u.mo.args[1];
+  if (!is_sp(x) || n->kind != CMM_E_INT) return false;
+  int64_t v = n->u.i.neg ? -(int64_t)n->u.i.mag : (int64_t)n->u.i.mag;
+  *by = e->u.mo.op == CMM_MO_ADD ? v : -v;
   return true;
+}
+
+/* Sp moves up, or anywhere it is not known to: what returned below it is done.  A
+ * push (`Sp = Sp - n`, `Sp = Sp + -n`) pops nothing. */
+bool tk_pops(const CmmStmt *s) {
+  int64_t by;
+  return s->kind == CMM_S_ASSIGN && is_sp(s->u.assign.lhs) && !(sp_plus(s->u.assign.rhs, &by) && by <= 0);
 }
 
 /* Note [A tick's watermark]
@@ -150,36 +187,15 @@ bool tk_pops(const CmmStmt *s) {
    tick's watermark is Sp, as before. */
 
 void tk_track_sp(const CmmStmt *s, int64_t *k) {
+  int64_t by;
   if (s->kind == CMM_S_UNWIND) {
-    for (uint32_t i = 0; i < s->u.unwind.n; i++) {
-      const CmmUnwind *u = &s->u.unwind.regs[i];
-      if (u->reg != CMM_REG_SP) continue;
-      const CmmExpr *e = u->expr;
-      *k = TK_UNKNOWN;
-      if (e && e->kind == CMM_E_GLOBAL && e->u.global.reg == CMM_REG_SP) *k = 0;
-      else if (e && e->kind == CMM_E_REGOFF && e->u.regoff.reg->kind == CMM_E_GLOBAL &&
-               e->u.regoff.reg->u.global.reg == CMM_REG_SP)
-        *k = e->u.regoff.offset;
-      else if (e && e->kind == CMM_E_MACHOP && e->u.mo.op == CMM_MO_ADD) {
-        const CmmExpr *x = e->u.mo.args[0], *n = e->u.mo.args[1];
-        if (x->kind == CMM_E_GLOBAL && x->u.global.reg == CMM_REG_SP && n->kind == CMM_E_INT)
-          *k = n->u.i.neg ? -(int64_t)n->u.i.mag : (int64_t)n->u.i.mag;
-      }
-    }
+    for (uint32_t i = 0; i < s->u.unwind.n; i++)
+      if (s->u.unwind.regs[i].reg == CMM_REG_SP)
+        *k = sp_plus(s->u.unwind.regs[i].expr, &by) ? by : TK_UNKNOWN;
     return;
   }
-  if (s->kind != CMM_S_ASSIGN || s->u.assign.lhs->kind != CMM_E_GLOBAL ||
-      s->u.assign.lhs->u.global.reg != CMM_REG_SP || *k == TK_UNKNOWN)
-    return;
-  const CmmExpr *rhs = s->u.assign.rhs;
-  int64_t before = *k;
-  *k = TK_UNKNOWN;
-  if (rhs->kind != CMM_E_MACHOP || (rhs->u.mo.op != CMM_MO_ADD && rhs->u.mo.op != CMM_MO_SUB))
-    return;
-  const CmmExpr *x = rhs->u.mo.args[0], *n = rhs->u.mo.args[1];
-  if (x->kind != CMM_E_GLOBAL || x->u.global.reg != CMM_REG_SP || n->kind != CMM_E_INT) return;
-  int64_t by = n->u.i.neg ? -(int64_t)n->u.i.mag : (int64_t)n->u.i.mag;
-  *k = rhs->u.mo.op == CMM_MO_ADD ? before - by : before + by; /* Sp = Sp + by: nearer */
+  if (s->kind != CMM_S_ASSIGN || !is_sp(s->u.assign.lhs) || *k == TK_UNKNOWN) return;
+  *k = sp_plus(s->u.assign.rhs, &by) ? *k - by : TK_UNKNOWN; /* Sp = Sp + by: nearer */
 }
 
 /* The blocks a terminator may go to next in its proc (at most 2 but for a switch). */
