@@ -479,6 +479,7 @@ static void terminator(Fn *F, Worklist *todo, const CmmStmt *s) {
     return;
   }
   case CMM_S_CALL:
+    if (tk_returns(s)) lw_call_intrinsic(F, LW_RET, NULL, 0);
     jump(F, call_target(F, s->u.call.target), s->u.call.regs, s->u.call.nregs);
     return;
   default: internal_error("terminator %d", s->kind);

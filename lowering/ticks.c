@@ -43,11 +43,19 @@ static const CmmProc *binding_of(const CmmProc *p, const ScopeTree *tree, uint32
    the helper's whole definition, `go !acc i | ... = ...`, is in hotA only: `hotA`.  A
    loop over `go` ticks that note at each iteration, then go's own, so that the two
    would take turns as two functions at one watermark, each tick a tail call (the slow
-   path).  So a note named F whose span strictly contains notes of its file, all named
-   F.g or inside F.g, is the definition of g: it counts as F.g, the longest such name
-   (`let bad why = ...` inside parseValue, a helper of sumSettings, is named
-   sumSettings by GHC and contains only notes of sumSettings.parseValue.bad).  A
-   definition counts by its new name inside an enclosing one (parseValue's definition
+   path).  So a note named F is the definition of a local binding g, and counts as F.g,
+   when
+     - the notes its span strictly contains (in its file) are all named F.g or inside
+       F.g, and F.g is the longest name they all begin with (`let bad why = ...`
+       inside parseValue, a helper of sumSettings, is named sumSettings by GHC, and
+       contains only notes of sumSettings.parseValue.bad);
+     - one of them ends where it ends: g's body, or its last `where` binding (not `let
+       (a, b) = g x in f a b`, whose body keeps no note once the plugin has dropped
+       those of variables);
+     - it is not a top-level binding's, which may contain only its `where` helper's
+       notes (`inventory es = foldl' add Map.empty es where add = ...`): a top-level
+       binding's note starts at column 1, and no note is around it.
+   A definition counts by its new name inside an enclosing one (parseValue's definition
    contains bad's), so the renaming repeats until nothing changes. */
 
 /* The length of the longest name, in whole components, that a and b both begin with. */
@@ -91,18 +99,21 @@ static void rename_definitions(TkPlan *plan, Arena *a) {
       const char *name = tk_note_name(plan, n);
       size_t len = strlen(name), longest = 0; /* of the name all those inside begin with */
       const char *inner = NULL;                /* the first of them */
-      bool all = true;
+      bool all = true, ends = false; /* ends: one of them where n ends (g's body) */
+      bool local = n->col1 > 1;           /* not a top-level binding's whole span */
       for (uint32_t j = 0; j < notes.n && all; j++) {
         const CmmSrcNote *m = notes.v[j];
-        if (strcmp(m->file, n->file) != 0 || !strobe_span_encloses(STROBE_SPAN_OF(n), STROBE_SPAN_OF(m)))
-          continue;
+        if (strcmp(m->file, n->file) != 0) continue;
+        local |= strobe_span_encloses(STROBE_SPAN_OF(m), STROBE_SPAN_OF(n));
+        if (!strobe_span_encloses(STROBE_SPAN_OF(n), STROBE_SPAN_OF(m))) continue;
         const char *mname = tk_note_name(plan, m);
         if (!inner) inner = mname, longest = strlen(mname);
         size_t k = common_prefix(inner, mname);
         longest = k < longest ? k : longest;
         all = strncmp(mname, name, len) == 0 && mname[len] == '.' && longest > len;
+        ends |= m->line2 == n->line2 && m->col2 == n->col2;
       }
-      if (!inner || !all) continue; /* a longer name: the renaming ends */
+      if (!inner || !all || !ends || !local) continue; /* a longer name: the renaming ends */
       set_name(plan, a, n, arena_printf(a, "%.*s", (int)longest, inner));
       changed = true;
     }
@@ -163,6 +174,18 @@ static bool sp_plus(const CmmExpr *e, int64_t *by) {
 bool tk_pops(const CmmStmt *s) {
   int64_t by;
   return s->kind == CMM_S_ASSIGN && is_sp(s->u.assign.lhs) && !(sp_plus(s->u.assign.rhs, &by) && by <= 0);
+}
+
+/* A return: a jump to the continuation at Sp (`call (P64[Sp])(R1) args: 8, res: 0`).
+ * What returns to it, or to one deeper, has finished: the code's own entries go with
+ * it (ret), also where the continuation is not instrumented code, whose entry would
+ * pop them (an update frame, base's code): code that ran there next might push its
+ * frames on their watermarks, which would then look live. */
+bool tk_returns(const CmmStmt *s) {
+  int64_t by;
+  const CmmExpr *t = s->u.call.target;
+  return s->kind == CMM_S_CALL && !s->u.call.returns && s->u.call.res == 0 && t->kind == CMM_E_LOAD &&
+         sp_plus(t->u.load.addr, &by) && by == 0;
 }
 
 /* Note [A tick's watermark]

@@ -63,6 +63,9 @@ bool tk_is_binding(const CmmProc *p);
  * frames), which is every one but `Sp = Sp - N`. */
 bool tk_pops(const CmmStmt *s);
 
+/* s is a return: a jump to the continuation at Sp. */
+bool tk_returns(const CmmStmt *s);
+
 /* Whether the function that starts at proc point pp of its proc begins with a ret: a
  * return point (any proc point but the entry), or the entry of a continuation. */
 bool tk_ret_on_entry(uint32_t pp, bool continuation);

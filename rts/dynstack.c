@@ -283,6 +283,22 @@ static bool frame_of(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t
   return false;
 }
 
+/* Rule 2e: among the entries at depth sp above the first that is desc or contains it,
+ * the oldest whose span desc contains, as an index; depth(s) if none.  Such an entry
+ * is a sub-expression of desc's that ran first, in the same frame, and has finished:
+ * GHC's optimised code evaluates a strict operand before the code around it (-O1's
+ * `let (name, stock) = parseEntry s in insertWith merge name stock m` runs
+ * parseEntry, then the let's code), and one frame holds both. */
+static uint32_t finished_operand(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp) {
+  uint32_t found = depth(s);
+  for (uint32_t i = 0; i < depth(s) && at(i)->wm == sp; i++) {
+    const StrobeTickDesc *d = at(i)->desc;
+    if (strobe_entry_is_dropped(at(i)) || same_expr(d, desc) || encloses(d, desc)) break;
+    if (encloses(desc, d)) found = i;
+  }
+  return found;
+}
+
 /* Rule 2d, a cycle of tail calls: truncate back to the frame's oldest entry and count a
  * repeat on it, as cost-centre stacks do on recursion; then it shows desc. */
 static void reenter(StrobeThreadStack *s, uint32_t base, const StrobeTickDesc *desc,
@@ -331,6 +347,11 @@ static void tick_at_depth(StrobeThreadStack *s, const StrobeTickDesc *desc, uint
     if (encloses(t->desc, desc)) break; /* 2b */
     if (same_function(t->desc, desc)) { /* 2c */
       pop_top();
+      continue;
+    }
+    uint32_t operand = finished_operand(s, desc, sp); /* 2e */
+    if (operand < depth(s)) {
+      for (uint32_t i = 0; i <= operand; i++) pop_top();
       continue;
     }
     uint32_t base; /* 2d */

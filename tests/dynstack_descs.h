@@ -43,6 +43,12 @@ TICK_DESC(other_file, NULL, NESTED, "Main.fact", "Other.hs", 15, 12, 15, 20); /*
                                                     fact_rhs's span, another file */
 /* A function with nested spans three deep:
  *   walk = let { x; y; z } in case { alt1; alt2 = l r }; res */
+/* -O1's inventory: the let of its where-bound add evaluates parseEntry (inlined, strict)
+ * first, then the let's code, all in one frame */
+TICK_DESC(inv, NULL, NESTED, "Main.inventory", "Inv.hs", 24, 1, 26, 83);
+TICK_DESC(inv_add, NULL, NESTED, "Main.inventory.add", "Inv.hs", 26, 5, 26, 83);
+TICK_DESC(inv_pat, NULL, NESTED, "Main.inventory.add.(...)", "Inv.hs", 26, 35, 26, 46);
+TICK_DESC(parse_entry, NULL, NESTED, "Main.parseEntry", "Inv.hs", 15, 1, 21, 20);
 TICK_DESC(walk, NULL, NESTED, "Main.walk", "Walk.hs", 1, 1, 9, 40);
 TICK_DESC(walk_let, &walk, NESTED, "Main.walk", "Walk.hs", 2, 3, 4, 30);
 TICK_DESC(walk_x, &walk_let, NESTED, "Main.walk", "Walk.hs", 2, 5, 2, 20);
@@ -97,7 +103,8 @@ static const StrobeTickDesc *const module_descs[] = {
     &ping_inner, &ping_other, &pong, &f1, &f2, &f3, &f4, &f5, &other_file, &walk,
     &walk_let, &walk_x, &walk_y, &walk_z, &walk_case, &walk_alt1, &walk_alt2,
     &walk_alt2_l, &walk_alt2_r, &walk_res, &walk_go, &step, &step_a, &step_b, &loop,
-    &loop_a, &loop_b, &lap, &lap_p, &lap_q, &lap_x, &lap_in, &lap_in_a, &lap_y,
+    &loop_a, &loop_b, &lap, &lap_p, &lap_q, &lap_x, &lap_in, &lap_in_a, &lap_y, &inv,
+    &inv_add, &inv_pat, &parse_entry,
 };
 static const StrobeTickDesc *const other_module_descs[] = {
     &fact_body_too, &walk_let_too, &walk_x_too, &walk_y_too,

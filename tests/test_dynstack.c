@@ -295,6 +295,25 @@ static void test_tick_tail_cycle_truncates(void **state) {
   EXPECT(R(ping_other, 0x1000, 3));
 }
 
+/* Rule 2e: a tick whose span contains an entry at its depth, of another function, that
+ * ran first (an operand GHC's optimised code evaluated before the code around it):
+ * that entry, and those above it, have finished. */
+static void test_tick_finished_operand(void **state) {
+  (void)state;
+  TICK(inv, 0x1000);
+  TICK(inv_pat, 0x1000);     /* in inventory's span: nested */
+  TICK(parse_entry, 0x1000); /* the pattern's right-hand side calls parseEntry: a tail call */
+  EXPECT(E(parse_entry, 0x1000), T(inv_pat, 0x1000), E(inv, 0x1000));
+  TICK(inv_add, 0x1000); /* the let's code, around the pattern: parseEntry returned */
+  EXPECT(E(inv_add, 0x1000), E(inv, 0x1000));
+  /* the next iteration does it again (the pattern now nested in add's entry, which
+   * counts a repeat): the stack does not grow */
+  TICK(inv_pat, 0x1000);
+  TICK(parse_entry, 0x1000);
+  TICK(inv_add, 0x1000);
+  EXPECT(R(inv_add, 0x1000, 1), E(inv, 0x1000));
+}
+
 static void test_tick_tail_limit(void **state) {
   (void)state;
   fresh("tail_limit=2");
@@ -651,6 +670,7 @@ int main(void) {
       RULE_TEST(test_tick_sibling_replaces),
       RULE_TEST(test_tick_tail_call_marks_tail),
       RULE_TEST(test_tick_tail_cycle_truncates),
+      RULE_TEST(test_tick_finished_operand),
       RULE_TEST(test_tick_tail_limit),
       RULE_TEST(test_pop),
       RULE_TEST(test_green_threads),

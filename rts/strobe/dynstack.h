@@ -227,6 +227,9 @@ extern StrobeRegistry strobe_registry;
            (A nested expression.)
         c. it belongs to desc's function → pop it and go on.  (A sibling that finished:
            `stmt1; stmt2` shows only stmt2.)
+        e. desc contains the span of an entry at this depth above the first that is
+           desc or contains it → pop that entry and those above it, and go on.  (An
+           operand that optimised code evaluated before the code around it.)
         d. it belongs to another function: a tail call.  If desc's function already has
            a frame at this depth (a cycle of tail calls), truncate back to that frame's
            oldest entry, count a repeat on it and make it desc: it stays if it is desc,
