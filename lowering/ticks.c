@@ -183,9 +183,9 @@ bool tk_pops(const CmmStmt *s) {
  * frames on their watermarks, which would then look live. */
 bool tk_returns(const CmmStmt *s) {
   int64_t by;
+  if (s->kind != CMM_S_CALL || s->u.call.returns || s->u.call.res != 0) return false;
   const CmmExpr *t = s->u.call.target;
-  return s->kind == CMM_S_CALL && !s->u.call.returns && s->u.call.res == 0 && t->kind == CMM_E_LOAD &&
-         sp_plus(t->u.load.addr, &by) && by == 0;
+  return t->kind == CMM_E_LOAD && sp_plus(t->u.load.addr, &by) && by == 0;
 }
 
 /* Note [A tick's watermark]

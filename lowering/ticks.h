@@ -9,6 +9,7 @@
  *                 ticks count for (a thunk's or a -fllvm continuation's is the binding
  *                 it belongs to) and whether it is entered by a return
  *   tk_pops       after which statements a pop goes (an assignment that may raise Sp)
+ *   tk_returns    which calls are returns, a ret before each (its code's entries go)
  *   tk_ret_on_entry  which functions start with a ret (those entered by a return)
  *   tk_frames, tk_wm_offset  where a tick's watermark is: the continuation its code
  *                 returns to, as an offset from Sp (Note [A tick's watermark] in ticks.c)
@@ -60,7 +61,9 @@ bool tk_is_binding(const CmmProc *p);
 /* ---- where the intrinsics go ------------------------------------------------------- */
 
 /* Whether a pop follows statement s: an assignment to Sp that may raise it (pop
- * frames), which is every one but `Sp = Sp - N`. */
+ * frames), which is every one but a push (`Sp = Sp - N`, `Sp = (Sp + -N)`).  The pop
+ * compares with the continuation the code returns to (tk_wm_offset), not Sp: GHC's
+ * code keeps live frames below Sp across a join point's back edge. */
 bool tk_pops(const CmmStmt *s);
 
 /* s is a return: a jump to the continuation at Sp. */

@@ -228,21 +228,31 @@ static const char pops_dump[] =
         S("R1 = Sp + 8;")
         S("Sp = Sp - -8;")
         S("I64[Sp] = 1;")
+        S("Sp = (Sp + -32);")
+        S("Sp = (Sp + 40);")
         RET
+        BLOCK("c2", "c1")
+        S("call (I64[R1])(R1) args: 8, res: 0, upd: 8;")
     END_PROC "]\n";
 
 static void test_pops_and_rets(void **state) {
   (void)state;
   Parsed in = parse_dump(pops_dump, PARSE_ONLY);
   const CmmBlock *b = &in.f->groups[0].decls[0].u.proc.blocks[0];
-  assert_int_equal(b->nstmts, 7);
+  const CmmBlock *b2 = &in.f->groups[0].decls[0].u.proc.blocks[1];
+  assert_int_equal(b->nstmts, 9);
   assert_true(tk_pops(&b->stmts[0]));  /* raises Sp */
   assert_false(tk_pops(&b->stmts[1])); /* Sp = Sp - N only lowers it */
   assert_true(tk_pops(&b->stmts[2]));  /* anything else may raise it */
   assert_false(tk_pops(&b->stmts[3])); /* not an assignment to Sp */
   assert_true(tk_pops(&b->stmts[4]));  /* minus a negative number raises it */
   assert_false(tk_pops(&b->stmts[5])); /* a store */
-  assert_false(tk_pops(&b->stmts[6])); /* the call */
+  assert_false(tk_pops(&b->stmts[6])); /* (Sp + -32), the plugin's spelling: a push */
+  assert_true(tk_pops(&b->stmts[7]));  /* (Sp + 40) raises it */
+  assert_false(tk_pops(&b->stmts[8])); /* the return */
+  assert_false(tk_returns(&b->stmts[0]));
+  assert_true(tk_returns(&b->stmts[8]));    /* to the continuation at Sp */
+  assert_false(tk_returns(&b2->stmts[0])); /* enters a closure: a tail call */
   parsed_free(in);
 
   assert_false(tk_ret_on_entry(0, false)); /* a proc's entry is called */

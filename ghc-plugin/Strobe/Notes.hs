@@ -22,7 +22,10 @@
 --     definition, and forcing it later ran a frame of @summarize@, which had returned
 --     long before, under avg's.  Such an outer note is named as the inner one (GHC
 --     names a note by the bindings it is in, and both are in summarize's), and the
---     inner one's span is not in its own: it goes too.
+--     inner one's span is not in its own: it goes too.  So does a top-level binding's
+--     that GHC inlined where it was used once (@map parseOrder@: the occurrence's
+--     note over parseOrder's definition's, which is named parseOrder), when the
+--     outer note spans exactly the name; a call's note (@other2 n@) stays.
 --
 -- So a source note whose expression is a variable (or a literal, or either applied to
 -- types or cast) goes, and so does one on the inlined definition of a local variable, except a binding's own note on its right-hand side (@main =
@@ -57,7 +60,7 @@ binding e = expr e
 expr :: CoreExpr -> CoreExpr
 expr e = case e of
   Tick t x
-    | isSourceNote t, simple x' || localDefinition t x' -> x'
+    | isSourceNote t, simple x' || inlinedDefinition t x' -> x'
     | otherwise -> Tick t x'
     where x' = expr x
   App f a -> App (expr f) (expr a)
@@ -67,13 +70,23 @@ expr e = case e of
   Cast x co -> Cast (expr x) co
   _ -> e
 
--- | The note of a local binding's definition, inlined where the outer note was its
--- variable (named alike: both are in the same binding).
-localDefinition :: CoreTick -> CoreExpr -> Bool
-localDefinition t (Tick d _) = case (noteOf t, noteOf d) of
-  (Just (use, name), Just (def, name')) -> name == name' && not (use `containsSpan` def)
+-- | The note of a binding's definition, inlined where the outer note was its variable:
+-- a local binding's (named alike: both are in the same binding's), or a top-level
+-- one's, named by itself, whose variable spans its name exactly.
+inlinedDefinition :: CoreTick -> CoreExpr -> Bool
+inlinedDefinition t (Tick d _) = case (noteOf t, noteOf d) of
+  (Just (use, name), Just (def, name')) ->
+    not (use `containsSpan` def) && (name == name' || spansName use name')
   _ -> False
-localDefinition _ _ = False
+inlinedDefinition _ _ = False
+
+-- | The span is one line, as wide as the name's last component (@parseOrder@, not the
+-- call @other2 n@ whose callee GHC inlined).
+spansName :: RealSrcSpan -> String -> Bool
+spansName sp name =
+  srcSpanStartLine sp == srcSpanEndLine sp
+    && srcSpanEndCol sp - srcSpanStartCol sp == length (lastComponent name)
+  where lastComponent = reverse . takeWhile (/= '.') . reverse
 
 -- | A variable or a literal, applied to types, cast, or under notes of its own.
 simple :: CoreExpr -> Bool
