@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "strobe/dynstack.h"
+#include "ghc_layout.h"
 
 /* A field that is itself a record of the ABI names it; any other is an unsigned
  * little-endian integer (or pointer) of its size. */
@@ -64,6 +65,17 @@ static void write_module(FILE *out) {
   fprintf(out, "REGISTRY_POPS_EVERYWHERE = %u\n", (unsigned)STROBE_REGISTRY_POPS_EVERYWHERE);
   fprintf(out, "REGISTRY_CRASH_REPORT = %u\n", (unsigned)STROBE_REGISTRY_CRASH_REPORT);
   fprintf(out, "REGISTRY_REPORT_AT_EXIT = %u\n\n", (unsigned)STROBE_REGISTRY_REPORT_AT_EXIT);
+
+  /* GHC's runtime, in the layouts of the GHC strobe is built with (rts/ghc_layout.h) */
+  fprintf(out, "GHC_VERSION = \"%s\"\n", STROBE_GHC_VERSION);
+  fprintf(out, "GHC = {\n");
+#define GHC_CONST(name) fprintf(out, "    \"%s\": %d,\n", #name, (int)GHC_##name);
+  GHC_CONST(CAP_R) GHC_CONST(REG_HPLIM) GHC_CONST(REG_CURRENT_TSO) GHC_CONST(TSO_STACKOBJ)
+  GHC_CONST(TSO_ID) GHC_CONST(STACK_STACK) GHC_CONST(RESERVED_STACK_WORDS)
+  GHC_CONST(CLOSURE_RET_BIG) GHC_CONST(CLOSURE_RET_FUN) GHC_CONST(CLOSURE_UNDERFLOW_FRAME)
+  GHC_CONST(CLOSURE_STOP_FRAME) GHC_CONST(CLOSURE_STACK)
+#undef GHC_CONST
+  fprintf(out, "}\n\n");
 
   fprintf(out, "# Each record: (size, [(field, offset, size, nested record or None), ...]),\n"
                "# the fields in order.  x86-64, little-endian.\n");

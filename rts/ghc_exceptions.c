@@ -31,9 +31,9 @@
  * record keeps the stack of the first raise.  Two threads whose ids share a slot evict
  * each other's records; a lookup that finds none of its thread's reports nothing.
  *
- * GHC's layouts (x86-64, GHC 9.0.2, no profiling: a closure header is one word), from
- * its DerivedConstants.h: StgTSO.stackobj at 24, StgTSO.id at 48 (64 bits),
- * StgStack.sp at 16, Capability.r at 24, StgRegTable.rCurrentTSO at 872. */
+ * GHC's layouts: ghc_layout.h, made from the headers of the GHC strobe is built with
+ * (on 9.0.2: StgTSO.stackobj at 24, StgTSO.id at 48, StgStack.sp at 16, Capability.r at
+ * 24, StgRegTable.rCurrentTSO at 872; 9.10 moved StgTSO.id to 56). */
 #define _DEFAULT_SOURCE
 #include "rt_internal.h"
 
@@ -45,16 +45,9 @@
 #include <unistd.h>
 
 #include "ghc_exceptions.h"
+#include "ghc_layout.h"
 
 /* ---- GHC's side ------------------------------------------------------------------- */
-
-enum {
-  TSO_STACKOBJ = 24,
-  TSO_ID = 48,
-  STACK_SP = 16,
-  CAP_R = 24,
-  REG_CURRENT_TSO = 872,
-};
 
 static uintptr_t word_at(const void *p, size_t off) {
   uintptr_t v;
@@ -62,11 +55,11 @@ static uintptr_t word_at(const void *p, size_t off) {
   return v;
 }
 
-uint64_t rt_ghc_tso_id(const void *tso) { return (uint64_t)word_at(tso, TSO_ID); }
+uint64_t rt_ghc_tso_id(const void *tso) { return (uint64_t)word_at(tso, GHC_TSO_ID); }
 
 uintptr_t rt_ghc_tso_sp(const void *tso) {
-  const void *stack = (const void *)word_at(tso, TSO_STACKOBJ);
-  return stack ? word_at(stack, STACK_SP) : 0;
+  const void *stack = (const void *)word_at(tso, GHC_TSO_STACKOBJ);
+  return stack ? word_at(stack, GHC_STACK_SP) : 0;
 }
 
 /* GHC's functions that the wraps call on (the linker's __real_ names). */
@@ -345,7 +338,7 @@ uintptr_t __wrap_raiseExceptionHelper(void *reg, void *tso, void *exception) {
 void __wrap_errorBelch2(const char *fmt, char *msg) {
   pthread_once(&options_once, read_options);
   void *cap = opt_uncaught ? rts_unsafeGetMyCapability() : NULL;
-  const void *tso = cap ? (const void *)word_at(cap, CAP_R + REG_CURRENT_TSO) : NULL;
+  const void *tso = cap ? (const void *)word_at(cap, GHC_CAP_R + GHC_REG_CURRENT_TSO) : NULL;
   if (tso) {
     uint64_t id = rt_ghc_tso_id(tso);
     RtSnapshot snap;

@@ -11,8 +11,9 @@
  * foreign call), so the linker sends those calls here.  A -dynamic program's
  * RTS binds them inside libHSrts.so: there the stack stays one per OS thread.
  *
- * The layouts read here are GHC 9.0.2's on x86-64, non-profiling (DerivedConstants.h
- * and rts/storage/TSO.h of that release); nothing of GHC's headers is included. */
+ * The layouts read here are those of the GHC strobe is built with, on x86-64,
+ * non-profiling: ghc_layout.h, which the build makes from that GHC's
+ * DerivedConstants.h; nothing of GHC's headers is included. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,20 +21,9 @@
 
 #include <stdint.h>
 
-/* ---- GHC 9.0.2's layouts (x86-64, tables next to code, no profiling) -------------- */
-
-enum {
-  GHC_HEADER = 8,                        /* StgHeader: the info pointer */
-  GHC_REG_CURRENT_TSO = 872,             /* StgRegTable.rCurrentTSO */
-  GHC_REG_RET = 912,                     /* StgRegTable.rRet */
-  GHC_TSO_STACKOBJ = GHC_HEADER + 16,    /* StgTSO.stackobj: the top chunk */
-  GHC_TSO_ID = GHC_HEADER + 40,          /* StgTSO.id, a StgWord64 that GC never changes */
-  GHC_STACK_SIZE = GHC_HEADER + 0,       /* StgStack.stack_size: words, a StgWord32 */
-  GHC_STACK_SP = GHC_HEADER + 8,         /* StgStack.sp: the saved Sp */
-  GHC_STACK_STACK = GHC_HEADER + 16,     /* StgStack.stack[]: the words */
-  GHC_UNDERFLOW_FRAME = 16,              /* StgUnderflowFrame: info, next_chunk */
-  GHC_THREAD_FINISHED = 5,               /* rRet when the thread has finished */
-};
+/* GHC's layouts, GHC_* (x86-64, tables next to code, no profiling): ghc_layout.h, made
+ * from the headers of the GHC strobe is built with. */
+#include "ghc_layout.h"
 
 typedef void *(*GhcFunPtr)(void);
 

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "ghc_exceptions.h"
+#include "ghc_layout.h"
 #include "rt_internal.h"
 #include "strobe/dynstack.h"
 
@@ -24,25 +25,27 @@ static const StrobeTickDesc desc_c = {STROBE_TICK_SOURCE_NOTE, 7, 2, 7, 9, 0, "M
 
 /* ---- GHC's side: a TSO, its stack and a capability, at GHC's offsets ------------- */
 
+/* The layouts of the GHC strobe is built with (ghc_layout.h; on 9.0.2 the TSO's
+ * stackobj is at 24 and its id at 48, the stack's sp at 16). */
 typedef struct FakeTso {
-  uintptr_t words[8]; /* stackobj at 24 (word 3), id at 48 (word 6) */
+  uintptr_t words[GHC_TSO_ID / 8 + 1];
 } FakeTso;
 
 typedef struct FakeStack {
-  uintptr_t words[3]; /* sp at 16 (word 2) */
+  uintptr_t words[GHC_STACK_SP / 8 + 1];
 } FakeStack;
 
 static FakeTso tso;
 static FakeStack tso_stack;
-static unsigned char cap[24 + 872 + 8]; /* Capability: r at 24, rCurrentTSO at r + 872 */
+static unsigned char cap[GHC_CAP_R + GHC_REG_CURRENT_TSO + 8];
 
 static void set_thread(uint64_t id, uintptr_t sp, int current) {
   memset(&tso, 0, sizeof tso);
-  tso_stack.words[2] = sp;
-  tso.words[3] = (uintptr_t)&tso_stack;
-  tso.words[6] = id;
+  tso_stack.words[GHC_STACK_SP / 8] = sp;
+  tso.words[GHC_TSO_STACKOBJ / 8] = (uintptr_t)&tso_stack;
+  tso.words[GHC_TSO_ID / 8] = id;
   void *t = current ? &tso : NULL;
-  memcpy(cap + 24 + 872, &t, sizeof t);
+  memcpy(cap + GHC_CAP_R + GHC_REG_CURRENT_TSO, &t, sizeof t);
 }
 
 static int real_raise_calls, real_belch_calls, real_throw_calls;

@@ -36,6 +36,8 @@ from collections import namedtuple
 
 import lldb
 
+from .registry import abi
+
 
 class GhcError(Exception):
     """The Haskell stack cannot be read as GHC 9.0's runtime lays it out."""
@@ -51,14 +53,19 @@ GhcFrame = namedtuple("GhcFrame", "sp info type words")
 class GhcRuntime:
     """What the module knows of one target's GHC runtime: its symbols, checked."""
 
-    RET_BIG, RET_FUN, UNDERFLOW_FRAME, STOP_FRAME, STACK = 31, 32, 35, 36, 53
-    RESERVED_STACK_WORDS = 21
-    STACK_HEADER = 24          # info, stack_size/dirty/marking, sp
-    HPLIM_OFFSET = 856         # BaseReg->rHpLim
-    CURRENT_TSO_OFFSET = 872   # BaseReg->rCurrentTSO
-    CAP_REGS = 24              # a Capability's StgRegTable (BaseReg), after its StgFunTable
-    TSO_STACKOBJ = 24          # StgTSO: header, _link, global_link, stackobj
-    TSO_ID = 48                # StgTSO.id (StgWord64), which the GC never changes
+    # The layouts of the GHC strobe is built with (rts/ghc_layout.h, by strobe_abi.py)
+    RET_BIG = abi.GHC["CLOSURE_RET_BIG"]
+    RET_FUN = abi.GHC["CLOSURE_RET_FUN"]
+    UNDERFLOW_FRAME = abi.GHC["CLOSURE_UNDERFLOW_FRAME"]
+    STOP_FRAME = abi.GHC["CLOSURE_STOP_FRAME"]
+    STACK = abi.GHC["CLOSURE_STACK"]
+    RESERVED_STACK_WORDS = abi.GHC["RESERVED_STACK_WORDS"]
+    STACK_HEADER = abi.GHC["STACK_STACK"]            # info, stack_size/dirty/marking, sp
+    HPLIM_OFFSET = abi.GHC["REG_HPLIM"]              # BaseReg->rHpLim
+    CURRENT_TSO_OFFSET = abi.GHC["REG_CURRENT_TSO"]  # BaseReg->rCurrentTSO
+    CAP_REGS = abi.GHC["CAP_R"]      # a Capability's StgRegTable (BaseReg), after its StgFunTable
+    TSO_STACKOBJ = abi.GHC["TSO_STACKOBJ"]           # StgTSO: header, _link, global_link, stackobj
+    TSO_ID = abi.GHC["TSO_ID"]       # StgTSO.id (StgWord64), which the GC never changes
     MAX_FRAMES = 100000
 
     def __init__(self, target):
