@@ -153,7 +153,9 @@ const TkProc *tk_proc(const TkPlan *plan, uint32_t group, uint32_t decl) {
 
 /* ---- where the intrinsics go ----------------------------------------------------- */
 
-static bool is_sp(const CmmExpr *e) { return e->kind == CMM_E_GLOBAL && e->u.global.reg == CMM_REG_SP; }
+static bool is_sp(const CmmExpr *e) {
+  return e->kind == CMM_E_GLOBAL && e->u.global.reg == CMM_REG_SP;
+}
 
 /* e is Sp plus a constant, *by: `Sp`, `Sp + n`, `Sp - n`, or `(Sp + n)` (a CmmRegOff,
  * as GHC prints `Sp + n` where it holds one, and as strobe's plugin prints it). */
@@ -161,7 +163,8 @@ static bool sp_plus(const CmmExpr *e, int64_t *by) {
   if (!e) return false;
   if (is_sp(e)) return *by = 0, true;
   if (e->kind == CMM_E_REGOFF && is_sp(e->u.regoff.reg)) return *by = e->u.regoff.offset, true;
-  if (e->kind != CMM_E_MACHOP || (e->u.mo.op != CMM_MO_ADD && e->u.mo.op != CMM_MO_SUB)) return false;
+  if (e->kind != CMM_E_MACHOP || (e->u.mo.op != CMM_MO_ADD && e->u.mo.op != CMM_MO_SUB))
+    return false;
   const CmmExpr *x = e->u.mo.args[0], *n = e->u.mo.args[1];
   if (!is_sp(x) || n->kind != CMM_E_INT) return false;
   int64_t v = n->u.i.neg ? -(int64_t)n->u.i.mag : (int64_t)n->u.i.mag;
@@ -173,7 +176,8 @@ static bool sp_plus(const CmmExpr *e, int64_t *by) {
  * push (`Sp = Sp - n`, `Sp = Sp + -n`) pops nothing. */
 bool tk_pops(const CmmStmt *s) {
   int64_t by;
-  return s->kind == CMM_S_ASSIGN && is_sp(s->u.assign.lhs) && !(sp_plus(s->u.assign.rhs, &by) && by <= 0);
+  return s->kind == CMM_S_ASSIGN && is_sp(s->u.assign.lhs) &&
+         !(sp_plus(s->u.assign.rhs, &by) && by <= 0);
 }
 
 /* A return: a jump to the continuation at Sp (`call (P64[Sp])(R1) args: 8, res: 0`).

@@ -289,7 +289,8 @@ static bool frame_of(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t
  * GHC's optimised code evaluates a strict operand before the code around it (-O1's
  * `let (name, stock) = parseEntry s in insertWith merge name stock m` runs
  * parseEntry, then the let's code), and one frame holds both. */
-static uint32_t finished_operand(StrobeThreadStack *s, const StrobeTickDesc *desc, uintptr_t sp) {
+static uint32_t finished_operand(StrobeThreadStack *s, const StrobeTickDesc *desc,
+                                 uintptr_t sp) {
   uint32_t found = depth(s);
   for (uint32_t i = 0; i < depth(s) && at(i)->wm == sp; i++) {
     const StrobeTickDesc *d = at(i)->desc;

@@ -1,5 +1,5 @@
 {-# LANGUAGE CPP #-}
--- | The one change the plugin makes to a module's Core: source notes on a variable go.
+-- | The one change the plugin makes to a module's Core: source notes on variables go.
 --
 -- Note [Notes on variables]
 -- ~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -28,10 +28,11 @@
 --     outer note spans exactly the name; a call's note (@other2 n@) stays.
 --
 -- So a source note whose expression is a variable (or a literal, or either applied to
--- types or cast) goes, and so does one on the inlined definition of a local variable, except a binding's own note on its right-hand side (@main =
--- realMain@ keeps @main@'s frame).  Removing a tick never changes what a program
--- computes, and the code is then what GHC makes without @-g@: no thunk for a noted
--- variable.  The lines of the surrounding expression cover the variable's code.
+-- types or cast) goes, and so does a variable's note over its binding's inlined
+-- definition; but not a binding's own notes on its right-hand side (@main = realMain@
+-- keeps @main@'s frame).  Removing a tick never changes what a program computes, and
+-- the code is then what GHC makes without @-g@: no thunk for a noted variable.  The
+-- lines of the surrounding expression cover the variable's code.
 module Strobe.Notes (dropVariableNotes) where
 
 import GHC.Plugins
