@@ -75,6 +75,11 @@ static void write_module(FILE *out) {
   GHC_CONST(CLOSURE_RET_BIG) GHC_CONST(CLOSURE_RET_FUN) GHC_CONST(CLOSURE_UNDERFLOW_FRAME)
   GHC_CONST(CLOSURE_STOP_FRAME) GHC_CONST(CLOSURE_STACK)
 #undef GHC_CONST
+  fprintf(out, "}\n");
+  fprintf(out, "GHC_FRAME_TYPES = {\n");
+#define GHC_FRAME(name) fprintf(out, "    %d: \"%s\",\n", (int)GHC_CLOSURE_##name, #name);
+  GHC_FRAME_TYPES(GHC_FRAME)
+#undef GHC_FRAME
   fprintf(out, "}\n\n");
 
   fprintf(out, "# Each record: (size, [(field, offset, size, nested record or None), ...]),\n"

@@ -11,8 +11,9 @@ below StgRun, from their .eh_frame.  provider.py (ghc_plan) makes frames of them
 stepping.py steps by Haskell lines through code that lldb cannot unwind (the RTS's
 heap and stack checks, the scheduler, libraries built without debug information).
 
-Facts about GHC 9.0's runtime used here, each checked against the program's own RTS
-where it can be (GhcRuntime.check):
+Facts about GHC's runtime used here, each checked against the program's own RTS where
+it can be (GhcRuntime.check); the numbers are those of the GHC strobe is built with
+(rts/ghc_layout.h, in strobe_abi.py), GHC 9.0.2's shown here:
   - an info table is {layout: 8 bytes, type: u32, srt: u32}, right before the code;
   - closure types (rts/storage/ClosureTypes.h) RET_BCO 29, RET_SMALL 30, RET_BIG 31,
     RET_FUN 32, UPDATE_FRAME 33, CATCH_FRAME 34, UNDERFLOW_FRAME 35, STOP_FRAME 36,
@@ -43,10 +44,7 @@ class GhcError(Exception):
     """The Haskell stack cannot be read as GHC 9.0's runtime lays it out."""
 
 
-GHC_FRAME_TYPES = {29: "RET_BCO", 30: "RET_SMALL", 31: "RET_BIG", 32: "RET_FUN",
-                   33: "UPDATE_FRAME", 34: "CATCH_FRAME", 35: "UNDERFLOW_FRAME",
-                   36: "STOP_FRAME", 55: "ATOMICALLY_FRAME", 56: "CATCH_RETRY_FRAME",
-                   57: "CATCH_STM_FRAME"}
+GHC_FRAME_TYPES = abi.GHC_FRAME_TYPES  # closure type -> name, of the GHC strobe is built with
 GhcFrame = namedtuple("GhcFrame", "sp info type words")
 
 
