@@ -29,8 +29,10 @@ typedef struct RtSnapshot {
 } RtSnapshot;
 
 /* Copies s's live entries into snap: those that the next pop at sp would not remove
- * (the stale ones above the raise go), at most RT_SNAPSHOT_NEWEST of the newest and
- * RT_SNAPSHOT_OLDEST of the oldest.  s may be NULL (no stack: an empty snapshot). */
+ * (the stale ones above the raise go; sp 0 keeps them, as an IO raise does: Note [Who
+ * built the action that raised] in ghc_exceptions.c), at most RT_SNAPSHOT_NEWEST of the
+ * newest and RT_SNAPSHOT_OLDEST of the oldest.  s may be NULL (no stack: an empty
+ * snapshot). */
 void rt_snapshot_take(RtSnapshot *snap, const StrobeThreadStack *s, uintptr_t sp);
 
 typedef struct RtRaiseRecord {
