@@ -398,6 +398,15 @@ typedef VEC(uint32_t) Worklist;
 
 /* The basic block a branch to Cmm block k goes to: k's own block in this function, made
  * on first use and queued, or, for another proc point, a block that jumps to it. */
+/* Block k after its first tick: where an edge goes whose dynamic stack's top is that
+ * tick already (Note [A tick its loop repeats] in ticks.c). */
+static LLVMBasicBlockRef after_tick(Fn *F, uint32_t k) {
+  if (!F->after_tick[k])
+    F->after_tick[k] = LLVMAppendBasicBlockInContext(
+        F->L->ctx, F->fn, arena_printf(F->L->a, "%s.after_tick", F->proc->blocks[k].label));
+  return F->after_tick[k];
+}
+
 static LLVMBasicBlockRef target(Fn *F, Worklist *todo, uint32_t k) {
   Lowering *L = F->L;
   if (F->pi->pp[k] && F->pi->fn[k] != F->fn) {
@@ -416,6 +425,7 @@ static LLVMBasicBlockRef target(Fn *F, Worklist *todo, uint32_t k) {
     F->bb[k] = LLVMAppendBasicBlockInContext(L->ctx, F->fn, F->proc->blocks[k].label);
     vec_push(L->a, todo, k);
   }
+  if (F->cur != NO_BLOCK && tk_repeated(&F->repeats, F->cur, k)) return after_tick(F, k);
   return F->bb[k];
 }
 
@@ -490,6 +500,7 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
   Lowering *L = F->L;
   const CmmBlock *blk = &F->proc->blocks[k];
   LLVMPositionBuilderAtEnd(L->b, F->bb[k]);
+  F->cur = k;
   const ScopeNode *node = scopes_block_node(F->tree, F->decl, k);
   F->scope = dw_scope(L->dw, &F->dwf, node, L->a);
   /* Note [Where a block's line starts]: at GHC's note for the scope (the first from the
@@ -497,7 +508,6 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
    * every line GHC's own -g object has (bench/line-tables.sh).  A tick inside the
    * current note then moves the location in, for code after it. */
   const CmmSrcNote *note = node->first;
-  const ScopeNode *entry = scopes_block_node(F->tree, F->decl, F->pp); /* the function's */
   LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
   if (k == F->pp && tk_ret_on_entry(k, F->pi->continuation)) lw_call_intrinsic(F, LW_RET, NULL, 0);
   int64_t entry_sp = TK_UNKNOWN; /* the entry Sp's offset from Sp here (tk_track_sp) */
@@ -510,8 +520,12 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
         note = &s->u.tick;
         LLVMSetCurrentDebugLocation2(L->b, dw_location(L->dw, &F->dwf, F->scope, note));
       }
-      if (tk_ticks(L->o->ticks, entry, &s->u.tick))
+      if (tk_ticks(&F->ticks, k, &s->u.tick))
         lw_call_intrinsic(F, LW_TICK, &s->u.tick, tk_wm_offset(&F->pi->frames, k, entry_sp));
+      if (s == F->repeats.first[k].tick) { /* the edges that skip it go on from here */
+        LLVMBuildBr(L->b, after_tick(F, k));
+        LLVMPositionBuilderAtEnd(L->b, F->after_tick[k]);
+      }
       break;
     case CMM_S_COMMENT:
     case CMM_S_UNWIND: break;
@@ -535,6 +549,11 @@ static void function(Lowering *L, const CmmProc *p, const ProcInfo *pi, const Sc
   Fn F = {.L = L, .proc = p, .pi = pi, .pp = k, .fn = pi->fn[k], .tree = tree, .decl = decl};
   F.bb = arena_alloc(L->a, p->nblocks * sizeof *F.bb);
   F.jump = arena_alloc(L->a, p->nblocks * sizeof *F.jump);
+  F.after_tick = arena_alloc(L->a, p->nblocks * sizeof *F.after_tick);
+  F.cur = NO_BLOCK;
+  F.ticks = (TkFnTicks){L->plan, L->o->ticks, tk_own_note(L->plan, p, tree, decl, k, pi->pp, L->a),
+                        pi->definitions};
+  F.repeats = tk_repeats(p, &pi->frames, k, pi->pp, &F.ticks, L->a);
   strmap_init(&F.locals, L->a, 16);
 
   const CmmInfoTable *it = table_of(p, k);
@@ -623,6 +642,7 @@ static ProcInfo *declare_proc(Lowering *L, const CmmProc *p, uint32_t g, uint32_
       lw_haskell_name(L->a, entry_table ? entry_table->label : p->label, L->module);
   pi->continuation = tk_proc(L->plan, g, i)->continuation;
   pi->frames = tk_frames(p, L->a);
+  pi->definitions = tk_definition_blocks(p, L->a);
   for (uint32_t k = 0; k < p->nblocks; k++) {
     if (!pi->pp[k]) continue;
     const CmmInfoTable *it = table_of(p, k);

@@ -53,6 +53,7 @@ struct Desc {
 };
 
 /* The parameters of every function (Note [One function type] in lower.c). */
+enum { NO_BLOCK = UINT32_MAX }; /* Fn.cur before the first block */
 enum { NPARAMS = 16, P_BASE = 0, P_SP, P_HP, P_R1, P_SPLIM = P_R1 + 6, P_XMM1 };
 
 struct Lowering {
@@ -93,6 +94,7 @@ typedef struct ProcInfo {
                             descriptors: a thunk's or continuation's is its binding's */
   bool continuation;     /* GHC's -fllvm split continuation (`_c1JV`) */
   TkFrames frames;       /* where its ticks' watermarks are (tk_frames) */
+  bool *definitions;     /* per block: a definition ticks there (tk_definition_blocks) */
 } ProcInfo;
 
 /* ---- one LLVM function ---------------------------------------------------------- */
@@ -109,6 +111,12 @@ typedef struct Fn {
   VEC(LLVMValueRef) local;
   LLVMBasicBlockRef *bb;      /* per block: its basic block here, or NULL */
   LLVMBasicBlockRef *jump;    /* per proc point: a block that jumps to its function */
+  /* ticks a loop repeats (tk_repeats): per block, the rest of it after its first tick,
+   * where the edges go that may skip that tick; the block being lowered, whose edges */
+  TkFnTicks ticks; /* which notes tick */
+  TkRepeats repeats;
+  LLVMBasicBlockRef *after_tick;
+  uint32_t cur;
   /* debug info */
   const ScopeTree *tree;
   uint32_t decl;

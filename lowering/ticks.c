@@ -120,6 +120,14 @@ static void rename_definitions(TkPlan *plan, Arena *a) {
   }
 }
 
+bool tk_is_definition(const TkPlan *plan, const CmmSrcNote *note) {
+  char key[32];
+  uint32_t i;
+  if (!plan || !note->name || !plan->names.n) return false;
+  snprintf(key, sizeof key, "%p", (const void *)note);
+  return strmap_get(&plan->renamed, key, &i);
+}
+
 const char *tk_note_name(const TkPlan *plan, const CmmSrcNote *note) {
   char key[32];
   uint32_t i;
@@ -294,27 +302,148 @@ bool tk_ret_on_entry(uint32_t pp, bool continuation) { return pp != 0 || continu
  * the dynamic stack knows the innermost expression each activation is at, and a report
  * groups a function's nested entries into one frame (Note [One frame per activation] in
  * rts/report.c).  With --ticks=functions only the entries a call chain needs tick: in
- * each LLVM function (one per proc point) the note GHC shows for the scope of its first
- * block (ScopeNode.first: the first note of the main file, which for a binding's entry
- * is the binding's whole span), wherever in that function it stands (the entry block
- * often only checks the stack and heap; the note is in the block after).  So:
- *   - a binding's entry ticks its own note: one entry per activation;
+ * each LLVM function (one per proc point) its own note, and the definitions of local
+ * bindings:
+ *   - a function's own note is the note GHC shows for the scope of its first block
+ *     (ScopeNode.first: the first note of the main file, which for a binding's entry
+ *     is the binding's whole span), wherever in that function it stands (the entry
+ *     block often only checks the stack and heap; the note is in the block after);
+ *     where that scope has no note at all (a binding whose entry allocates what its
+ *     body shares, a HasCallStack dictionary), the first note its code ticks;
+ *   - so a binding's entry ticks its own note: one entry per activation;
  *   - a thunk's entry ticks its scope's note (it counts for the binding it belongs to,
  *     tk_plan): the expression being forced;
- *   - a return point (a proc point but the entry, or a -fllvm continuation) ticks the
- *     note of its scope, after its ret (which does not depend on the mode: it still
- *     trims what the callee left): the caller's entry again if a pop of the call took it,
- *     and where the caller is when it goes on;
- *   - an entry scope with no note of its own inherits its parent's first note, which
- *     its code rarely ticks: such a function then ticks nothing.
+ *   - a return point (a proc point but the entry) ticks, after its ret (which does not
+ *     depend on the mode: it still trims what the callee left), the entry of the
+ *     function it is in: of the binding's note and the local definitions of its proc,
+ *     the innermost around the note of its scope.  That is the caller's entry again if
+ *     a pop of the call took it, and otherwise the entry at the top already, the fast
+ *     path's repeat (a nested note there would take turns with the entry, on the slow
+ *     path, at every iteration of a loop that calls out).  A scope with no note of its
+ *     own inherits its parent's, which its code rarely ticks: such a return point then
+ *     ticks nothing but local definitions;
+ *   - the whole definition of a binding that GHC compiled into other code, not as a
+ *     function of its own, is that binding's entry: a local binding's (Note [A local
+ *     binding's own note]: a `where` loop that the parent's code and the loop's back
+ *     edges go to, a join point), or a top-level binding's that GHC inlined (its note
+ *     starts at column 1).  Except in the body of a loop, where it is not the loop's
+ *     header: there its code counts for the loop's entry, as a nested note would (a
+ *     helper inlined into a loop would otherwise take turns with the loop's entry at
+ *     one watermark, on the slow path, at every iteration).
  * Nested expression notes do not tick, so a caller shows its binding's span, not the
  * line it called from: the price of the cheaper mode.  The DWARF lines are the same in
  * both modes. */
-bool tk_ticks(TkMode mode, const ScopeNode *entry, const CmmSrcNote *note) {
-  if (mode == TK_ALL) return true;
-  const CmmSrcNote *own = entry ? entry->first : NULL;
-  return own && strcmp(own->file, note->file) == 0 && own->line1 == note->line1 &&
-         own->col1 == note->col1 && own->line2 == note->line2 && own->col2 == note->col2;
+static bool same_span(const CmmSrcNote *a, const CmmSrcNote *b) {
+  return strcmp(a->file, b->file) == 0 && a->line1 == b->line1 && a->col1 == b->col1 &&
+         a->line2 == b->line2 && a->col2 == b->col2;
+}
+
+/* A binding's whole definition: a local one's (Note [A local binding's own note]), or a
+ * top-level one's, which starts at column 1 (GHC inlined it where it is not in the
+ * binding's own code). */
+static bool is_definition(const TkPlan *plan, const CmmSrcNote *note) {
+  return (note->name && note->col1 == 1) || tk_is_definition(plan, note);
+}
+
+bool tk_ticks(const TkFnTicks *w, uint32_t b, const CmmSrcNote *note) {
+  if (w->mode == TK_ALL) return true;
+  return (w->own && same_span(w->own, note)) ||
+         (w->definitions && w->definitions[b] && is_definition(w->plan, note));
+}
+
+/* The blocks that a block's terminator goes to, in *next (arena memory). */
+static uint32_t successors_of(const CmmBlock *blk, uint32_t **next, Arena *a) {
+  if (!blk->nstmts) return 0;
+  const CmmStmt *last = &blk->stmts[blk->nstmts - 1];
+  uint32_t n = last->kind == CMM_S_SWITCH ? last->u.sw.ncases + 1 : 2;
+  *next = arena_alloc(a, n * sizeof **next);
+  return successors(last, *next, n);
+}
+
+bool *tk_definition_blocks(const CmmProc *p, Arena *a) {
+  uint32_t n = p->nblocks ? p->nblocks : 1;
+  uint8_t *preds = arena_alloc(a, n * sizeof *preds);
+  bool *out = arena_alloc(a, n * sizeof *out), *seen = arena_alloc(a, n * sizeof *seen);
+  uint32_t **next = arena_alloc(a, n * sizeof *next), *nnext = arena_alloc(a, n * sizeof *nnext);
+  uint32_t *stack = arena_alloc(a, n * sizeof *stack);
+  for (uint32_t b = 0; b < p->nblocks; b++) {
+    nnext[b] = successors_of(&p->blocks[b], &next[b], a);
+    for (uint32_t i = 0; i < nnext[b]; i++)
+      if (next[b][i] < p->nblocks && preds[next[b][i]] < 2) preds[next[b][i]]++;
+  }
+  for (uint32_t b = 0; b < p->nblocks; b++) {
+    if (preds[b] >= 2) { /* a loop's header, a join point */
+      out[b] = true;
+      continue;
+    }
+    /* else: whether b is on no loop, that is, does not reach itself */
+    memset(seen, 0, n * sizeof *seen);
+    uint32_t depth = 0;
+    bool loops = false;
+    stack[depth++] = b;
+    while (depth && !loops) {
+      uint32_t c = stack[--depth];
+      for (uint32_t i = 0; i < nnext[c] && !loops; i++) {
+        uint32_t s = next[c][i];
+        if (s >= p->nblocks || seen[s]) continue;
+        loops = s == b;
+        seen[s] = true;
+        stack[depth++] = s;
+      }
+    }
+    out[b] = !loops;
+  }
+  return out;
+}
+
+/* The first note that the function's code ticks, in the order control reaches its
+ * blocks from pp. */
+static const CmmSrcNote *first_ticked(const CmmProc *p, uint32_t pp, const bool *proc_point,
+                                      Arena *a) {
+  uint32_t *queue = arena_alloc(a, p->nblocks * sizeof *queue), head = 0, tail = 0;
+  bool *queued = arena_alloc(a, p->nblocks * sizeof *queued);
+  queue[tail++] = pp;
+  queued[pp] = true;
+  while (head < tail) {
+    const CmmBlock *blk = &p->blocks[queue[head++]];
+    for (uint32_t i = 0; i < blk->nstmts; i++)
+      if (blk->stmts[i].kind == CMM_S_TICK) return &blk->stmts[i].u.tick;
+    if (!blk->nstmts) continue;
+    const CmmStmt *last = &blk->stmts[blk->nstmts - 1];
+    uint32_t n = last->kind == CMM_S_SWITCH ? last->u.sw.ncases + 1 : 2;
+    uint32_t *next = arena_alloc(a, n * sizeof *next);
+    n = successors(last, next, n);
+    for (uint32_t j = 0; j < n; j++)
+      if (next[j] < p->nblocks && !proc_point[next[j]] && !queued[next[j]]) {
+        queued[next[j]] = true;
+        queue[tail++] = next[j];
+      }
+  }
+  return NULL;
+}
+
+const CmmSrcNote *tk_own_note(const TkPlan *plan, const CmmProc *p, const ScopeTree *tree,
+                              uint32_t decl, uint32_t pp, const bool *proc_point, Arena *a) {
+  if (pp >= p->nblocks) return NULL;
+  const ScopeNode *entry = scopes_block_node(tree, decl, pp);
+  if (pp == 0) return entry && entry->first ? entry->first : first_ticked(p, pp, proc_point, a);
+  if (!entry || !entry->first || entry->best_inherited) return entry ? entry->first : NULL;
+  /* a return point: the innermost entry of a function around its scope's note */
+  const CmmSrcNote *own = entry->first, *best = tk_own_note(plan, p, tree, decl, 0, proc_point, a);
+  if (best && (strcmp(best->file, own->file) != 0 ||
+               !strobe_span_encloses(STROBE_SPAN_OF(best), STROBE_SPAN_OF(own))))
+    best = NULL;
+  for (uint32_t b = 0; b < p->nblocks; b++)
+    for (uint32_t i = 0; i < p->blocks[b].nstmts; i++) {
+      const CmmStmt *s = &p->blocks[b].stmts[i];
+      if (s->kind != CMM_S_TICK || !tk_is_definition(plan, &s->u.tick)) continue;
+      const CmmSrcNote *d = &s->u.tick;
+      if (strcmp(d->file, own->file) == 0 &&
+          strobe_span_encloses(STROBE_SPAN_OF(d), STROBE_SPAN_OF(own)) &&
+          (!best || strobe_span_encloses(STROBE_SPAN_OF(best), STROBE_SPAN_OF(d))))
+        best = d;
+    }
+  return best ? best : own;
 }
 
 bool tk_mode_parse(const char *s, TkMode *mode) {
@@ -322,6 +451,117 @@ bool tk_mode_parse(const char *s, TkMode *mode) {
   else if (strcmp(s, "functions") == 0) *mode = TK_FUNCTIONS;
   else return false;
   return true;
+}
+
+/* ---- ticks a loop repeats -------------------------------------------------------- */
+
+/* Note [A tick its loop repeats]
+   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+   A loop GHC compiled to a goto ticks its header's note at every iteration: in a tight
+   loop (`go !acc i = go (acc + i) (i + 1)`), the tick's fast path, the entry repeated
+   at the top (rule 2a), can cost as much as the loop's own work.  Where nothing on the
+   way back acts on the dynamic stack (no other tick, no pop, no call: calls end the
+   function, and every C call might run Haskell code or switch threads) and Sp has not
+   moved, the top is still that tick at the same watermark, so ticking it again would
+   only count a repeat.  Such a back edge skips the tick: the header's block is split
+   after it, and the edge goes to the second half.  The loop's frame is then the same,
+   and its `(xN)` counts the times the loop was entered, not its iterations.
+
+   The top after each block is a forward dataflow over the function's blocks: a tick
+   sets it, anything else that acts on the stack (or moves Sp, which the watermarks are
+   offsets from) makes it unknown, and where paths meet it is known only if they agree.
+   Only a tick that is the first thing its block does may be skipped, and never the
+   function's first block's (a return point starts with a ret). */
+
+static const TkTop no_top = {0};
+
+static bool same_top(TkTop x, TkTop y) { return x.tick == y.tick && (!x.tick || x.wm == y.wm); }
+
+/* The top after block b of the function, given the top before it; *first is b's first
+ * tick if nothing before it in the block does anything. */
+static TkTop through(const CmmProc *p, const TkFrames *f, uint32_t b, const TkFnTicks *w,
+                     TkTop top, TkTop *first) {
+  const CmmBlock *blk = &p->blocks[b];
+  int64_t k = TK_UNKNOWN;
+  bool quiet = true; /* nothing done yet in the block */
+  *first = no_top;
+  for (uint32_t i = 0; i < blk->nstmts; i++) {
+    const CmmStmt *s = &blk->stmts[i];
+    tk_track_sp(s, &k);
+    switch (s->kind) {
+    case CMM_S_UNWIND:
+    case CMM_S_COMMENT: break;
+    case CMM_S_TICK:
+      if (!tk_ticks(w, b, &s->u.tick)) break;
+      top = (TkTop){s, tk_wm_offset(f, b, k)};
+      if (quiet) *first = top;
+      quiet = false;
+      break;
+    case CMM_S_ASSIGN:
+      if (is_sp(s->u.assign.lhs)) top = no_top;
+      quiet = false;
+      break;
+    case CMM_S_CCALL: top = no_top; quiet = false; break;
+    default: quiet = false; break;
+    }
+  }
+  return top;
+}
+
+TkRepeats tk_repeats(const CmmProc *p, const TkFrames *f, uint32_t pp, const bool *proc_point,
+                     const TkFnTicks *w, Arena *a) {
+  uint32_t n = p->nblocks ? p->nblocks : 1;
+  TkRepeats r = {arena_alloc(a, n * sizeof *r.out), arena_alloc(a, n * sizeof *r.first)};
+  TkTop *in = arena_alloc(a, n * sizeof *in);
+  bool *seen = arena_alloc(a, n * sizeof *seen); /* in[b] holds what some path brings */
+  for (uint32_t b = 0; b < p->nblocks; b++) {
+    r.out[b] = r.first[b] = in[b] = no_top;
+    seen[b] = false;
+  }
+  if (pp >= p->nblocks) return r;
+  seen[pp] = true; /* entered from outside: the top is not known */
+  uint32_t max = 2; /* every successor counts: one missed would make a top look known */
+  for (uint32_t b = 0; b < p->nblocks; b++) {
+    const CmmBlock *blk = &p->blocks[b];
+    const CmmStmt *last = blk->nstmts ? &blk->stmts[blk->nstmts - 1] : NULL;
+    if (last && last->kind == CMM_S_SWITCH && last->u.sw.ncases + 1 > max) max = last->u.sw.ncases + 1;
+  }
+  uint32_t *next = arena_alloc(a, max * sizeof *next);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t b = 0; b < p->nblocks; b++) {
+      if (!seen[b] || p->blocks[b].nstmts == 0) continue;
+      TkTop out = through(p, f, b, w, in[b], &r.first[b]);
+      r.out[b] = out;
+      uint32_t m = successors(&p->blocks[b].stmts[p->blocks[b].nstmts - 1], next, max);
+      for (uint32_t i = 0; i < m; i++) {
+        uint32_t s = next[i];
+        if (s >= p->nblocks || (proc_point[s] && s != pp)) continue; /* another function */
+        TkTop met = !seen[s] ? out : same_top(in[s], out) ? out : no_top;
+        if (!seen[s] || !same_top(in[s], met)) {
+          in[s] = met;
+          seen[s] = changed = true;
+        }
+      }
+    }
+  }
+  /* a block is split after its first tick only where an edge skips it */
+  r.first[pp] = no_top;
+  bool *skipped = seen; /* reused: what follows reads no in[] */
+  for (uint32_t b = 0; b < p->nblocks; b++) skipped[b] = false;
+  for (uint32_t b = 0; b < p->nblocks; b++) {
+    if (!p->blocks[b].nstmts) continue;
+    uint32_t m = successors(&p->blocks[b].stmts[p->blocks[b].nstmts - 1], next, max);
+    for (uint32_t i = 0; i < m; i++)
+      if (next[i] < p->nblocks && tk_repeated(&r, b, next[i])) skipped[next[i]] = true;
+  }
+  for (uint32_t b = 0; b < p->nblocks; b++)
+    if (!skipped[b]) r.first[b] = no_top;
+  return r;
+}
+
+bool tk_repeated(const TkRepeats *r, uint32_t from, uint32_t to) {
+  return r->first[to].tick && same_top(r->out[from], r->first[to]);
 }
 
 /* ---- the descriptors ------------------------------------------------------------- */
@@ -365,7 +605,7 @@ uint32_t tk_desc(Ticks *t, const char *owner, const char *function, const CmmSrc
   uint32_t i;
   *made = !strmap_get(&t->descs, key, &i);
   if (!*made) return i;
-  TkDesc d = {.function = intern(t, function), .file = intern(t, n->file),
+  TkDesc d = {.owner = intern(t, owner), .function = intern(t, function), .file = intern(t, n->file),
               .span = STROBE_SPAN_OF(n), .parent = TK_NO_PARENT, .nested = true};
   strmap_put(&t->descs, t->a, key, t->desc.n, NULL);
   vec_push(t->a, &t->desc, d);
@@ -379,7 +619,7 @@ const TkDesc *tk_get(const Ticks *t, uint32_t i) {
   return &t->desc.v[i];
 }
 
-static bool same_text(const char *a, const char *b) { return a == b || strcmp(a, b) == 0; }
+static bool same_text(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
 /* e's span strictly contains d's, in the same function and file. */
 static bool is_enclosing(const TkDesc *e, const TkDesc *d) {
@@ -387,23 +627,33 @@ static bool is_enclosing(const TkDesc *e, const TkDesc *d) {
          strobe_span_encloses(e->span, d->span);
 }
 
+/* Whether candidate j is a better parent for d than its current one, p: a smaller span,
+ * or the same span in d's own code (another owner's copy of a note is the same
+ * expression to the runtime, but the inline tick compares descriptors). */
+static bool better_parent(const TkDesc *v, const TkDesc *d, uint32_t p, uint32_t j) {
+  if (p == TK_NO_PARENT || strobe_span_encloses(v[p].span, v[j].span)) return true;
+  return strobe_span_equal(v[p].span, v[j].span) && !same_text(v[p].owner, d->owner) &&
+         same_text(v[j].owner, d->owner);
+}
+
 void tk_link_descs(TkDesc *v, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     TkDesc *d = &v[i];
     d->parent = TK_NO_PARENT;
     for (uint32_t j = 0; j < n; j++)
-      if (is_enclosing(&v[j], d) &&
-          (d->parent == TK_NO_PARENT || strobe_span_encloses(v[d->parent].span, v[j].span)))
-        d->parent = j;
+      if (is_enclosing(&v[j], d) && better_parent(v, d, d->parent, j)) d->parent = j;
   }
+  /* nested: every enclosing descriptor is on the chain, or another owner's copy of one
+   * on it (the inline tick would take it for a sibling and pop it, where the runtime
+   * would push on it: the same frame either way) */
   for (uint32_t i = 0; i < n; i++) {
     TkDesc *d = &v[i];
     bool nested = true;
     for (uint32_t j = 0; j < n && nested; j++) {
       if (!is_enclosing(&v[j], d)) continue;
       uint32_t p = d->parent;
-      while (p != TK_NO_PARENT && p != j) p = v[p].parent;
-      nested = p == j;
+      while (p != TK_NO_PARENT && p != j && !strobe_span_equal(v[p].span, v[j].span)) p = v[p].parent;
+      nested = p != TK_NO_PARENT;
     }
     d->nested = nested;
   }

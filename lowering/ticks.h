@@ -14,6 +14,8 @@
  *   tk_frames, tk_wm_offset  where a tick's watermark is: the continuation its code
  *                 returns to, as an offset from Sp (Note [A tick's watermark] in ticks.c)
  *   tk_ticks     which source notes tick: all, or a function's entry note (--ticks)
+ *   tk_repeats, tk_repeated  which edges of a loop skip a tick that the dynamic stack's
+ *                 top is already (Note [A tick its loop repeats] in ticks.c)
  *   tk_desc       the descriptor of a tick: one per (owner, function, file, span) in the
  *                 module, numbered in order of first use
  *   tk_link       every descriptor's parent and its NESTED flag (Note [A descriptor's
@@ -53,6 +55,10 @@ const TkProc *tk_proc(const TkPlan *plan, uint32_t group, uint32_t decl);
 /* The name of the binding a named note belongs to (Note [A local binding's own note]
  * in ticks.c); NULL if the note has none. */
 const char *tk_note_name(const TkPlan *plan, const CmmSrcNote *note);
+
+/* Whether a note is the whole definition of a local binding (Note [A local binding's
+ * own note] in ticks.c). */
+bool tk_is_definition(const TkPlan *plan, const CmmSrcNote *note);
 
 /* Code that is a binding of its own: not a -fllvm continuation (`_c1JV`), not a thunk
  * (`sat_s1Jv`). */
@@ -97,7 +103,6 @@ void tk_track_sp(const CmmStmt *s, int64_t *k);
  * proc does not say. */
 int64_t tk_wm_offset(const TkFrames *f, uint32_t b, int64_t k);
 
-/* ---- which source notes tick (--ticks) ------------------------------------------- */
 
 /* Note [Which notes tick] in ticks.c. */
 typedef enum TkMode {
@@ -105,18 +110,61 @@ typedef enum TkMode {
   TK_FUNCTIONS, /* --ticks=functions: a function's entry note only */
 } TkMode;
 
-/* Whether a tick at note goes in the function (one per proc point) whose first block's
- * scope is `entry` (scopes_block_node of its proc point). */
-bool tk_ticks(TkMode mode, const ScopeNode *entry, const CmmSrcNote *note);
+/* Which notes tick in one function (one per proc point). */
+typedef struct TkFnTicks {
+  const TkPlan *plan; /* its file's: which notes are local definitions */
+  TkMode mode;
+  const CmmSrcNote *own; /* its own note (tk_own_note) */
+  const bool *definitions; /* [block]: a definition ticks there (tk_definition_blocks) */
+} TkFnTicks;
+
+/* Per block of p: whether the note of a binding's definition that GHC compiled into
+ * other code ticks there with --ticks=functions: where two edges or more of p go (a
+ * loop's header, a join point), or where no loop passes (Note [Which notes tick]). */
+bool *tk_definition_blocks(const CmmProc *p, Arena *a);
+
+/* The own note of the function that starts at block pp of p, the decl-th of the group
+ * whose scopes are tree; NULL if it has none. */
+const CmmSrcNote *tk_own_note(const TkPlan *plan, const CmmProc *p, const ScopeTree *tree,
+                              uint32_t decl, uint32_t pp, const bool *proc_point, Arena *a);
+
+/* Whether a tick at note, in block b, goes in the function. */
+bool tk_ticks(const TkFnTicks *w, uint32_t b, const CmmSrcNote *note);
 
 /* The mode named s ("functions", "all"); false if s names none. */
 bool tk_mode_parse(const char *s, TkMode *mode);
+
+/* ---- ticks a loop repeats (Note [A tick its loop repeats] in ticks.c) ----------- */
+
+/* What the dynamic stack's top is known to be at a point of a function's code: the
+ * tick statement that made it, with its watermark (an offset from Sp); tick NULL: not
+ * known. */
+typedef struct TkTop {
+  const CmmStmt *tick;
+  int64_t wm;
+} TkTop;
+
+typedef struct TkRepeats {
+  TkTop *out;   /* [block]: the top when the block goes to its successors */
+  TkTop *first; /* [block]: its first tick, where nothing before it acts or computes */
+} TkRepeats;
+
+/* Of the function (one per proc point) that starts at block pp of proc p, whose
+ * blocks are those reached from pp without entering another proc point
+ * (proc_point[b]), and whose notes tick as w says. */
+TkRepeats tk_repeats(const CmmProc *p, const TkFrames *f, uint32_t pp, const bool *proc_point,
+                     const TkFnTicks *w, Arena *a);
+
+/* Whether the edge from block `from` to block `to` may skip to's first tick: the top
+ * is that tick already. */
+bool tk_repeated(const TkRepeats *r, uint32_t from, uint32_t to);
 
 /* ---- the module's descriptors ------------------------------------------------------ */
 
 enum { TK_NO_PARENT = UINT32_MAX };
 
 typedef struct TkDesc {
+  const char *owner;    /* the binding whose code ticks it (tk_desc) */
   const char *function; /* the Haskell function the tick counts for */
   const char *file;     /* the note's file */
   StrobeSpan span;

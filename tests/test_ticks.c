@@ -99,6 +99,25 @@ static void test_overlapping_spans(void **state) {
   assert_false(r[2].nested);
 }
 
+/* Two bindings' code with the same note of go (one descriptor each, per owner): a
+ * descriptor's parent is its own code's copy, and it is NESTED, since the other copy is
+ * the same expression (the inline tick then handles it without the runtime). */
+static void test_parents_of_two_owners(void **state) {
+  (void)state;
+  TkDesc d[] = {
+      desc("Main.go", "Go.hs", 13, 5, 16, 42), /* 0: the thunk's copy, first in order */
+      desc("Main.go", "Go.hs", 13, 5, 16, 42), /* 1: $wgo's */
+      desc("Main.go", "Go.hs", 14, 9, 14, 13), /* 2: $wgo's, in both */
+      desc("Main.go", "Go.hs", 14, 9, 14, 13), /* 3: the thunk's */
+  };
+  d[0].owner = d[3].owner = "sat_s3Ac";
+  d[1].owner = d[2].owner = "Main.$wgo";
+  tk_link_descs(d, 4);
+  assert_int_equal(d[2].parent, 1);
+  assert_int_equal(d[3].parent, 0);
+  assert_true(d[2].nested && d[3].nested);
+}
+
 /* ---- one descriptor per function and note ----------------------------------------- */
 
 static void test_dedup_per_function(void **state) {
@@ -176,7 +195,9 @@ static void test_plan(void **state) {
 /* ---- which notes tick --------------------------------------------------------------- */
 
 /* A binding whose entry block only checks the stack (no note), its body block with the
- * binding's note and nested notes, a return point with a note of its own, and a thunk. */
+ * binding's note and nested notes, a return point with a note of its own, a thunk, and
+ * a binding whose entry scope has no note at all (it allocates its HasCallStack
+ * dictionary first), with a local `where` loop in its code and a helper GHC inlined. */
 static const char ticks_dump[] =
     "[" PROC("f_entry")
         BLOCK("c0", "cA") GOTO("c1")
@@ -184,36 +205,109 @@ static const char ticks_dump[] =
         BLOCK("c2", "cA/cB") TICK("M.hs:2:5-7") TICK("M.hs:(1,1)-(9,20)") RET
     END_PROC NEXT PROC("sat_s1_entry")
         BLOCK("c10", "cA/cB/cX") TICK("M.hs:5:3-9") TICK("M.hs:5:4-6") RET
+    END_PROC NEXT PROC("g_entry")
+        BLOCK("c20", "cP") GOTO("c21")
+        BLOCK("c21", "cP/cQ") S("//tick src<M.hs:(11,1)-(21,20)> \"M.g\"") GOTO("c22")
+        BLOCK("c22", "cP/cQ") S("//tick src<M.hs:(13,5)-(16,42)> \"M.g\"")
+        S("//tick src<M.hs:14:9-13> \"M.g.go\"") S("//tick src<M.hs:16:21-42> \"M.g.go\"")
+        S("if (R1 == 0) goto c23; else goto c24;")
+        BLOCK("c24", "cP/cQ") S("//tick src<M.hs:(18,5)-(18,30)> \"M.g\"")
+        S("//tick src<M.hs:18:17-30> \"M.g.mix\"") GOTO("c22")
+        BLOCK("c23", "cP/cQ") S("//tick src<M.hs:(20,5)-(20,30)> \"M.g\"")
+        S("//tick src<M.hs:20:10-30> \"M.g.done\"") RET
     END_PROC "]\n";
 
 static void test_which_notes_tick(void **state) {
   Arena *arena = *state;
   Parsed in = parse_dump(ticks_dump, PARSE_ONLY);
   ScopeTree **trees = scopes_build_file(in.f, NULL, arena);
+  TkPlan *plan = tk_plan(in.f, trees, arena);
   const CmmProc *f = &in.f->groups[0].decls[0].u.proc, *thunk = &in.f->groups[0].decls[1].u.proc;
-  const ScopeNode *entry = scopes_block_node(trees[0], 0, 0);
+  const CmmProc *g = &in.f->groups[0].decls[2].u.proc;
   const CmmSrcNote *binding = &f->blocks[1].stmts[0].u.tick, *nested = &f->blocks[1].stmts[1].u.tick;
   const CmmSrcNote *inner = &f->blocks[2].stmts[0].u.tick, *again = &f->blocks[2].stmts[1].u.tick;
+  bool none[4] = {false}, c2[3] = {false, false, true};
+  TkFnTicks all = {plan, TK_ALL, NULL, NULL};
   for (const CmmSrcNote *const *n = (const CmmSrcNote *[]){binding, nested, inner, again, NULL}; *n; n++)
-    assert_true(tk_ticks(TK_ALL, entry, *n)); /* all: every note */
-  assert_true(tk_ticks(TK_FUNCTIONS, entry, binding)); /* the binding's own note, */
-  assert_true(tk_ticks(TK_FUNCTIONS, entry, again));   /* wherever it stands */
-  assert_false(tk_ticks(TK_FUNCTIONS, entry, nested)); /* nested notes do not */
-  assert_false(tk_ticks(TK_FUNCTIONS, entry, inner));
-  /* a function entered at block c2 (a return point) ticks its scope's note */
-  const ScopeNode *ret = scopes_block_node(trees[0], 0, 2);
-  assert_true(tk_ticks(TK_FUNCTIONS, ret, inner));
-  assert_false(tk_ticks(TK_FUNCTIONS, ret, binding));
+    assert_true(tk_ticks(&all, 1, *n)); /* all: every note */
+  TkFnTicks fn = {plan, TK_FUNCTIONS, tk_own_note(plan, f, trees[0], 0, 0, c2, arena),
+                   tk_definition_blocks(f, arena)};
+  assert_ptr_equal(fn.own, scopes_block_node(trees[0], 0, 0)->first);
+  assert_true(tk_ticks(&fn, 1, binding)); /* the binding's own note, */
+  assert_true(tk_ticks(&fn, 2, again));   /* wherever it stands */
+  assert_false(tk_ticks(&fn, 1, nested)); /* nested notes do not */
+  assert_false(tk_ticks(&fn, 2, inner));
+  /* a function entered at block c2 (a return point) ticks the entry of the function
+   * around its scope's note (2:5-7): the binding's, not the nested note */
+  TkFnTicks ret = {plan, TK_FUNCTIONS, tk_own_note(plan, f, trees[0], 0, 2, c2, arena),
+                    tk_definition_blocks(f, arena)};
+  assert_true(tk_ticks(&ret, 2, again));
+  assert_false(tk_ticks(&ret, 2, inner));
   /* a thunk: its entry scope's note, not what is nested in it */
-  const ScopeNode *th = scopes_block_node(trees[0], 1, 0);
-  assert_true(tk_ticks(TK_FUNCTIONS, th, &thunk->blocks[0].stmts[0].u.tick));
-  assert_false(tk_ticks(TK_FUNCTIONS, th, &thunk->blocks[0].stmts[1].u.tick));
-  assert_false(tk_ticks(TK_FUNCTIONS, NULL, binding)); /* no scope: nothing */
-  TkMode m = TK_ALL;
-  assert_true(tk_mode_parse("functions", &m) && m == TK_FUNCTIONS);
-  assert_true(tk_mode_parse("all", &m) && m == TK_ALL);
-  assert_false(tk_mode_parse("Functions", &m) || tk_mode_parse("", &m));
-  assert_int_equal(m, TK_ALL);
+  TkFnTicks th = {plan, TK_FUNCTIONS, tk_own_note(plan, thunk, trees[0], 1, 0, none, arena),
+                   tk_definition_blocks(thunk, arena)};
+  assert_true(tk_ticks(&th, 0, &thunk->blocks[0].stmts[0].u.tick));
+  assert_false(tk_ticks(&th, 0, &thunk->blocks[0].stmts[1].u.tick));
+  TkFnTicks nothing = {plan, TK_FUNCTIONS, NULL, tk_definition_blocks(f, arena)};
+  assert_false(tk_ticks(&nothing, 1, binding)); /* no own note, not a definition: nothing */
+  /* g's entry scope has no note: its own is the first its code ticks, g's whole span */
+  const CmmSrcNote *g_own = tk_own_note(plan, g, trees[0], 2, 0, none, arena);
+  assert_null(scopes_block_node(trees[0], 2, 0)->first);
+  assert_ptr_equal(g_own, &g->blocks[1].stmts[0].u.tick);
+  /* go's definition (named M.g by GHC) is go's entry; go's body notes are nested */
+  const CmmSrcNote *go = &g->blocks[2].stmts[0].u.tick, *body = &g->blocks[2].stmts[1].u.tick;
+  assert_true(tk_is_definition(plan, go));
+  assert_string_equal(tk_note_name(plan, go), "M.g.go");
+  assert_false(tk_is_definition(plan, body) || tk_is_definition(plan, g_own));
+  /* mix's definition, in the loop's body (GHC inlined it there): only with all; done's,
+   * inlined where no loop passes, is done's entry */
+  const CmmSrcNote *mix = &g->blocks[3].stmts[0].u.tick, *done = &g->blocks[4].stmts[0].u.tick;
+  assert_true(tk_is_definition(plan, mix) && tk_is_definition(plan, done));
+  TkFnTicks gt = {plan, TK_FUNCTIONS, g_own, tk_definition_blocks(g, arena)};
+  assert_true(tk_ticks(&gt, 1, g_own) && tk_ticks(&gt, 2, go) && tk_ticks(&gt, 4, done));
+  assert_false(tk_ticks(&gt, 2, body) || tk_ticks(&gt, 3, mix) ||
+               tk_ticks(&gt, 3, &g->blocks[3].stmts[1].u.tick) ||
+               tk_ticks(&gt, 4, &g->blocks[4].stmts[1].u.tick));
+  parsed_free(in);
+}
+
+/* ---- ticks a loop repeats ------------------------------------------------------------ */
+
+/* Four loops, each a header block ticking the loop's note and a body going back to it:
+ * a quiet body; a body that calls C; a body that moves Sp; and (with --ticks=all) a
+ * body with a tick of its own.  Each proc is one function (no proc points but c0). */
+#define LOOP(name, body)                                                      \
+  PROC(name)                                                                  \
+      BLOCK("c0", "cA") S("unwind Sp = Just Sp;") GOTO("c1")                  \
+      BLOCK("c1", "cA") S("unwind Sp = Just Sp;") TICK("M.hs:(3,5)-(5,40)")   \
+      S("if (R2 == 0) goto c3; else goto c2;")                                \
+      BLOCK("c2", "cA") body S("R2 = R2 - 1;") GOTO("c1")                     \
+      BLOCK("c3", "cA") RET END_PROC
+static const char loops_dump[] =
+    "[" LOOP("quiet_entry", S("R3 = R3 + R2;"))
+    NEXT LOOP("ccall_entry", S("call \"ccall\" arg hints:  []  result hints:  [] g();"))
+    NEXT LOOP("sp_entry", S("Sp = Sp + 8;"))
+    NEXT LOOP("ticking_entry", TICK("M.hs:5:21-40")) "]\n";
+
+static void test_loop_repeats(void **state) {
+  Arena *arena = *state;
+  Parsed in = parse_dump(loops_dump, PARSE_ONLY);
+  ScopeTree **trees = scopes_build_file(in.f, NULL, arena);
+  TkPlan *plan = tk_plan(in.f, trees, arena);
+  bool pp[4] = {true, false, false, false};
+  for (uint32_t d = 0; d < 4; d++) {
+    const CmmProc *p = &in.f->groups[0].decls[d].u.proc;
+    TkFrames fr = tk_frames(p, arena);
+    for (TkMode mode = TK_ALL; mode <= TK_FUNCTIONS; mode++) {
+      TkFnTicks w = {plan, mode, tk_own_note(plan, p, trees[0], d, 0, pp, arena), tk_definition_blocks(p, arena)};
+      TkRepeats r = tk_repeats(p, &fr, 0, pp, &w, arena);
+      bool skips = d == 0 || (d == 3 && mode == TK_FUNCTIONS); /* body's tick: not at all */
+      assert_int_equal(tk_repeated(&r, 2, 1), skips); /* the back edge */
+      assert_false(tk_repeated(&r, 0, 1));            /* the way in: the top is not known */
+      if (skips) assert_ptr_equal(r.first[1].tick, &p->blocks[1].stmts[1]);
+      else assert_null(r.first[1].tick);              /* no edge skips it: no split */
+    }
+  }
   parsed_free(in);
 }
 
@@ -266,8 +360,10 @@ int main(void) {
       cmocka_unit_test(test_parents_nest),
       cmocka_unit_test(test_parents_per_function_and_file),
       cmocka_unit_test(test_overlapping_spans),
+      cmocka_unit_test(test_parents_of_two_owners),
       cmocka_unit_test(test_dedup_per_function),
       ARENA_TEST(test_which_notes_tick),
+      ARENA_TEST(test_loop_repeats),
       ARENA_TEST(test_plan),
       ARENA_TEST(test_pops_and_rets),
   };

@@ -28,7 +28,9 @@
 --     outer note spans exactly the name; a call's note (@other2 n@) stays.
 --
 -- So a source note whose expression is a variable (or a literal, or either applied to
--- types or cast) goes, and so does a variable's note over its binding's inlined
+-- types or cast, or a constructor applied to them: an argument @0@ of type Int that
+-- GHC specialised into the callee's loop ticked as the caller's frame at each
+-- iteration) goes, and so does a variable's note over its binding's inlined
 -- definition; but not a binding's own notes on its right-hand side (@main = realMain@
 -- keeps @main@'s frame).  Removing a tick never changes what a program computes, and
 -- the code is then what GHC makes without @-g@: no thunk for a noted variable.  The
@@ -89,15 +91,21 @@ spansName sp name =
     && srcSpanEndCol sp - srcSpanStartCol sp == length (lastComponent name)
   where lastComponent = reverse . takeWhile (/= '.') . reverse
 
--- | A variable or a literal, applied to types, cast, or under notes of its own.
+-- | A variable or a literal, applied to types, cast, or under notes of its own; or a
+-- constructor applied to such (the literal @1000000@ at type Int is @I# 1000000#@).
 simple :: CoreExpr -> Bool
 simple e = case e of
   Var _ -> True
   Lit _ -> True
   App f (Type _) -> simple f
+  App f a -> constructor f && simple a
   Cast x _ -> simple x
   Tick t x -> isSourceNote t && simple x
   _ -> False
+  where
+    constructor f = case collectArgs f of
+      (Var v, args) -> isDataConWorkId v && all simple args
+      _ -> False
 
 isSourceNote :: CoreTick -> Bool
 isSourceNote SourceNote {} = True

@@ -27,6 +27,7 @@ CHAIN, ABSENT and MAY may be repeated; their names add up.  Every mode of --mode
 
     strobe-O0, strobe-O1   strobe-ghc -O0/-O1 --instrument=...: the report that strobe
                            prints before GHC's message (the last one, if several)
+    strobe-O0-fn, strobe-O1-fn   the same with --ticks=functions
     xc                     ghc -O0 -prof -fprof-auto, run with +RTS -xc: the last -xc stack
                            printed before GHC's message
 
@@ -46,6 +47,8 @@ import subprocess
 import sys
 
 MODES = ["strobe-O0", "strobe-O1", "xc"]
+# also by --modes: the cheaper --ticks=functions
+FUNCTION_MODES = ["strobe-O0-fn", "strobe-O1-fn"]
 LIST_KEYS = {"CHAIN", "ABSENT", "MAY", "PROGRAM", "DATA"}
 KEYS = LIST_KEYS | {"ARGS", "GHC-OPTS", "RTS-OPTS", "INSTRUMENT", "MESSAGE", "EXIT", "XC-CHAIN"}
 RUN_TIMEOUT = 300  # seconds; the deepest program runs in well under one
@@ -348,7 +351,8 @@ def run_mode(test, mode, out, strobe_ghc, ghc, extra=()):
         rts = ["-xc", "-p"] + test.rts_opts  # -p: prog.prof, the cost centres' spans
     else:
         cmd = [strobe_ghc, "-v0", "-" + mode.split("-")[1], "--instrument=" + test.instrument,
-               "-rtsopts"] + test.ghc_opts + list(extra)
+               "-rtsopts"] + (["--ticks=functions"] if mode.endswith("-fn") else []) \
+            + test.ghc_opts + list(extra)
         rts = test.rts_opts
     cmd += ["-outputdir", "o", main, "-o", "prog"]
     b = subprocess.run(cmd, cwd=d, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -372,7 +376,9 @@ def run_mode(test, mode, out, strobe_ghc, ghc, extra=()):
     return judge(mode, test, report, status, stderr)
 
 
-LABEL = {"strobe-O0": "strobe -O0", "strobe-O1": "strobe -O1", "xc": "-prof -xc"}
+LABEL = {"strobe-O0": "strobe -O0", "strobe-O1": "strobe -O1", "xc": "-prof -xc",
+         "strobe-O0-fn": "strobe -O0 --ticks=functions",
+         "strobe-O1-fn": "strobe -O1 --ticks=functions"}
 
 
 def chain_lines(res):
