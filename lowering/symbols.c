@@ -13,7 +13,8 @@
  *     (--this-unit, default `main`).
  *   - Built-in syntax is printed without its module (`:_con_info`, `[]_closure`,
  *     `(,)_con_info`); it belongs to ghc-prim's GHC.Types (`:`, `[]`) or GHC.Tuple
- *     (`()`, tuples), so `[]_closure` and `GHC.Types.[]_closure` are one symbol.
+ *     (`()`, tuples; GHC.Tuple.Prim from GHC 9.6, when the package map has it), so
+ *     `[]_closure` and `GHC.Types.[]_closure` are one symbol.
  *   - A label `stg_<primop>` naming an out-of-line primop (`stg_newMutVar#`) is the
  *     RTS's code for it: GHC z-encodes the primop's whole name
  *     (`stg_decodeDouble_Int64#` -> `stg_decodeDoublezuInt64zh`).
@@ -390,6 +391,7 @@ static bool from_table(const LwSymbols *S, Arena *a, const char *label, LwSymbol
 bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, const char **why) {
   size_t n = strlen(label), m = module_len(label, n), occ_n;
   const char *kind, *occ = label + m, *module = NULL;
+  uint32_t unit = 0;
   out->global = false;
   out->module = NULL;
   if (from_table(S, a, label, out)) return true; /* Note [Symbols from the table] */
@@ -414,6 +416,10 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
                           label);
       return false;
     }
+    /* GHC 9.6 moved the tuples to GHC.Tuple.Prim (GHC.Tuple re-exports them): where the
+     * package map has that module, it is the GHC the dump comes from. */
+    if (strcmp(module, "GHC.Tuple") == 0 && S && strmap_get(&S->module_unit, "GHC.Tuple.Prim", &unit))
+      module = "GHC.Tuple.Prim";
   } else {
     if (!split_kind(occ, n - m, &occ_n, &kind)) {
       const char *block = strrchr(label, '_');
@@ -430,7 +436,7 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
     }
     module = arena_strndup(a, label, m - 1);
   }
-  uint32_t unit = 0;
+  unit = 0;
   if (S && strmap_get(&S->module_unit, module, &unit) && unit == AMBIGUOUS) {
     uint32_t k = 0;
     strmap_get(&S->ambiguous, module, &k);
