@@ -56,7 +56,9 @@ asmLabel dflags = withPprStyle (mkCodeStyle AsmStyle) . pprCLabel dflags
 #elif __GLASGOW_HASKELL__ < 906
 asmLabel dflags = pprCLabel (targetPlatform dflags) AsmStyle
 #else
-asmLabel dflags = pprAsmLabel (targetPlatform dflags) -- 9.6: pprCLabel is C's spelling
+-- 9.6: pprCLabel is C's spelling, and a name z-encodes only in code style, which the
+-- label no longer sets itself.
+asmLabel dflags = withPprStyle PprCode . pprAsmLabel (targetPlatform dflags)
 #endif
 
 -- | A document as GHC's dumps render it: every name qualified with its module.
