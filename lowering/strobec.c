@@ -56,6 +56,7 @@ typedef struct Options {
   SpOptions instrument;  /* which functions get the dynamic stack */
   const char *package_map; /* --package-map=FILE */
   const char *this_unit;   /* --this-unit=UNIT */
+  unsigned ghc;            /* --ghc-version: 900, 906 */
   const char **inputs;
   int ninputs;
 } Options;
@@ -108,6 +109,9 @@ static void usage(FILE *out) {
         "                      z-encoded unit id as prefix (base_GHCziBase_map_closure)\n"
         "  --this-unit=UNIT    the unit being compiled (default main, which has no\n"
         "                      prefix); it owns every module the map does not list\n"
+        "  --ghc-version=X.Y   the GHC that printed the dump: 9.0 (default) or 9.6, whose\n"
+        "                      objects name tuples GHC.Tuple.Prim's and make a data\n"
+        "                      constructor's info table global\n"
         "\n"
         "The dynamic stack (docs/lowering.md):\n"
         "  --instrument=GLOBS  instrument the functions whose Haskell names match these\n"
@@ -232,6 +236,13 @@ static Options parse_options(int argc, char **argv) {
     } else if (strncmp(a, "--package-map=", 14) == 0) {
       if (!a[14]) usage_error("%s needs a file name", "--package-map");
       o.package_map = a + 14;
+    } else if (strncmp(a, "--ghc-version=", 14) == 0) {
+      unsigned major = 0, minor = 0, patch, n = 0;
+      int len = 0;
+      n = (unsigned)sscanf(a + 14, "%u.%u%n.%u%n", &major, &minor, &len, &patch, &len);
+      if (n < 2 || a[14 + len] || major != 9 || (minor != 0 && minor != 6))
+        usage_error("--ghc-version wants 9.0 or 9.6 (or 9.0.2, 9.6.6), not '%s'", a + 14);
+      o.ghc = 100 * major + minor;
     } else if (strncmp(a, "--this-unit=", 12) == 0) {
       if (!a[12] || strpbrk(a + 12, " \t\n")) usage_error("bad unit id '%s'", a + 12);
       o.this_unit = a + 12;
@@ -389,6 +400,7 @@ static bool compile(const Options *o, LwSymbols *S) {
 /* The package map, read once for the whole run; NULL after reporting. */
 static LwSymbols *read_symbols(const Options *o) {
   LwSymbols *S = lw_symbols_new(o->this_unit ? o->this_unit : "main");
+  if (o->ghc) lw_symbols_set_ghc(S, o->ghc);
   if (!o->package_map) return S;
   Diag d = {.out = stderr};
   CmmSource *src = cmm_source_read(o->package_map, &d);

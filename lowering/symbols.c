@@ -13,7 +13,7 @@
  *     (--this-unit, default `main`).
  *   - Built-in syntax is printed without its module (`:_con_info`, `[]_closure`,
  *     `(,)_con_info`); it belongs to ghc-prim's GHC.Types (`:`, `[]`) or GHC.Tuple
- *     (`()`, tuples; GHC.Tuple.Prim from GHC 9.6, when the package map has it), so
+ *     (`()`, tuples; GHC.Tuple.Prim in GHC 9.6's dumps, --ghc-version), so
  *     `[]_closure` and `GHC.Types.[]_closure` are one symbol.
  *   - A label `stg_<primop>` naming an out-of-line primop (`stg_newMutVar#`) is the
  *     RTS's code for it: GHC z-encodes the primop's whole name
@@ -26,7 +26,8 @@
  * Visibility follows GHC's `externallyVisibleCLabel`: module-internal labels are local,
  * and so are the info table and entry code of a data constructor's worker
  * (`Main.Cell_info`: other modules allocate with `Main.Cell_con_info` or refer to
- * `Main.Cell_closure`); every other module-qualified label is global.
+ * `Main.Cell_closure`), in GHC 9.0's objects; every other module-qualified label is
+ * global, and in 9.6's those too.
  *
  * Note [Label kinds]: the kind suffix is the text after the name (`_info`,
  * `_con_info`, `_closure`, …).  The dump does not mark where the name ends, so
@@ -238,6 +239,7 @@ struct LwSymbols {
   VEC(const char *) units_of;
   StrMap table;                 /* label -> index into rows: the plugin's symbols tables */
   VEC(CmmSymbol) rows;
+  unsigned ghc;                 /* the dump's GHC: 900 (9.0), 906 (9.6) */
 };
 
 static uint32_t intern_unit(LwSymbols *S, const char *unit, size_t n) {
@@ -265,8 +267,11 @@ LwSymbols *lw_symbols_new(const char *this_unit) {
   strmap_init(&S->table, S->a, 1024);
   S->this_unit = arena_strndup(S->a, this_unit, strlen(this_unit));
   intern_unit(S, this_unit, strlen(this_unit)); /* unit 0 */
+  S->ghc = 900;
   return S;
 }
+
+void lw_symbols_set_ghc(LwSymbols *S, unsigned ghc) { S->ghc = ghc; }
 
 void lw_symbols_free(LwSymbols *S) {
   if (!S) return;
@@ -391,7 +396,6 @@ static bool from_table(const LwSymbols *S, Arena *a, const char *label, LwSymbol
 bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, const char **why) {
   size_t n = strlen(label), m = module_len(label, n), occ_n;
   const char *kind, *occ = label + m, *module = NULL;
-  uint32_t unit = 0;
   out->global = false;
   out->module = NULL;
   if (from_table(S, a, label, out)) return true; /* Note [Symbols from the table] */
@@ -416,10 +420,8 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
                           label);
       return false;
     }
-    /* GHC 9.6 moved the tuples to GHC.Tuple.Prim (GHC.Tuple re-exports them): where the
-     * package map has that module, it is the GHC the dump comes from. */
-    if (strcmp(module, "GHC.Tuple") == 0 && S && strmap_get(&S->module_unit, "GHC.Tuple.Prim", &unit))
-      module = "GHC.Tuple.Prim";
+    /* GHC 9.6 moved the tuples to GHC.Tuple.Prim (GHC.Tuple re-exports them). */
+    if (strcmp(module, "GHC.Tuple") == 0 && S && S->ghc >= 906) module = "GHC.Tuple.Prim";
   } else {
     if (!split_kind(occ, n - m, &occ_n, &kind)) {
       const char *block = strrchr(label, '_');
@@ -436,7 +438,7 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
     }
     module = arena_strndup(a, label, m - 1);
   }
-  unit = 0;
+  uint32_t unit = 0;
   if (S && strmap_get(&S->module_unit, module, &unit) && unit == AMBIGUOUS) {
     uint32_t k = 0;
     strmap_get(&S->ambiguous, module, &k);
@@ -454,8 +456,10 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
   put(a, &s, kind);
   out->symbol = finish(a, &s);
   out->module = module;
-  /* A constructor worker's info table and entry are local (LocalInfoTable). */
-  out->global = !(is_constructor(occ, occ_n) && (strcmp(kind, "_info") == 0 || strcmp(kind, "_entry") == 0));
+  /* A constructor worker's info table and entry are local (LocalInfoTable) in GHC 9.0's
+   * objects, global in 9.6's. */
+  out->global = (S && S->ghc >= 906) ||
+                !(is_constructor(occ, occ_n) && (strcmp(kind, "_info") == 0 || strcmp(kind, "_entry") == 0));
   return true;
 }
 
