@@ -13,7 +13,8 @@
  *     (--this-unit, default `main`).
  *   - Built-in syntax is printed without its module (`:_con_info`, `[]_closure`,
  *     `(,)_con_info`); it belongs to ghc-prim's GHC.Types (`:`, `[]`) or GHC.Tuple
- *     (`()`, tuples; GHC.Tuple.Prim in GHC 9.6's dumps, --ghc-version), so
+ *     (`()`, tuples; GHC.Tuple.Prim in GHC 9.6's dumps, --ghc-version), or GHC.Classes
+ *     (`(%,%)`, constraint tuples, bare in 9.6's dumps), so
  *     `[]_closure` and `GHC.Types.[]_closure` are one symbol.
  *   - A label `stg_<primop>` naming an out-of-line primop (`stg_newMutVar#`) is the
  *     RTS's code for it: GHC z-encodes the primop's whole name
@@ -179,6 +180,12 @@ static const char *builtin_module(const char *occ, size_t n) {
     for (size_t k = i; k < j; k++)
       if (occ[k] != ',' && occ[k] != '|' && occ[k] != '_') return NULL;
     return "GHC.Prim";
+  }
+  if (occ[1] == '%') { /* (%%), (%,%) …: constraint tuples, printed bare by GHC 9.6 */
+    if (n < 4 || occ[n - 2] != '%') return NULL;
+    for (size_t k = 2; k < n - 2; k++)
+      if (occ[k] != ',') return NULL;
+    return "GHC.Classes";
   }
   for (size_t k = i; k < j; k++)
     if (occ[k] != ',') return NULL;
