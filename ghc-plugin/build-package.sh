@@ -41,7 +41,7 @@ key: $id
 license: MIT
 exposed: True
 exposed-modules: Strobe.Plugin
-hidden-modules: Strobe.Print Strobe.Compat
+hidden-modules: Strobe.Notes Strobe.Print Strobe.Compat
 import-dirs: \${pkgroot}/strobe-plugin
 library-dirs: \${pkgroot}/strobe-plugin
 dynamic-library-dirs: \${pkgroot}/strobe-plugin

@@ -78,6 +78,14 @@ for tool in ["FileCheck", "not", "count", "opt", "llc", "llvm-dwarfdump", "llvm-
 for tool in ["ghc", "valgrind", "gdb"]:
     if shutil.which(tool, path=config.environment.get("PATH")):
         config.available_features.add(tool)
+# The GHC strobe is built with (build/ghc-version): tests whose expected text is GHC's
+# own and differs between versions say REQUIRES: ghc-9.0 or ghc-9.6, or check with
+# --check-prefixes=X,X-%ghc_v (X-ghc90 or X-ghc96 lines for what differs).
+with open(os.path.join(config.strobe_obj_root, "ghc-version")) as f:
+    ghc_version = f.read().strip().split(".")
+if len(ghc_version) >= 2:
+    config.available_features.add("ghc-%s.%s" % tuple(ghc_version[:2]))
+    config.substitutions.append(("%ghc_v", "ghc%s%s" % tuple(ghc_version[:2])))
 # valgrind and gdb tests run the plain build's programs (ASan's shadow memory and
 # LeakSanitizer get in their way).
 if config.strobe_sanitize:

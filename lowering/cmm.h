@@ -151,7 +151,14 @@ enum { CMM_RES_OPND, CMM_RES_BITS, CMM_RES_FLOAT, CMM_RES_CMP, CMM_RES_TO_BITS, 
 extern const CmmMachOpInfo cmm_machops[CMM_NUM_MACHOPS];
 
 typedef struct CmmPrimOpInfo { const char *name; uint8_t arg; } CmmPrimOpInfo;
-enum { CMM_PRIMARG_NONE, CMM_PRIMARG_WIDTH, CMM_PRIMARG_INT, CMM_PRIMARG_WIDTH_AMO };
+enum { CMM_PRIMARG_NONE, CMM_PRIMARG_WIDTH, CMM_PRIMARG_INT, CMM_PRIMARG_WIDTH_AMO,
+       CMM_PRIMARG_WIDTH_ORDER };
+/* An atomic's memory order (GHC 9.6's MemoryOrdering); NONE: not printed (GHC 9.0). */
+typedef enum {
+  CMM_ORDER_NONE, CMM_ORDER_RELAXED, CMM_ORDER_ACQUIRE, CMM_ORDER_RELEASE, CMM_ORDER_SEQCST,
+  CMM_NUM_ORDERS
+} CmmMemOrder;
+extern const char *const cmm_order_names[CMM_NUM_ORDERS]; /* "MemOrderAcquire", … */
 extern const CmmPrimOpInfo cmm_primops[CMM_NUM_PRIMOPS];
 
 typedef struct CmmGlobalRegInfo {
@@ -200,7 +207,8 @@ struct CmmExpr {
       uint8_t kind;             /* CmmLabelKind of name */
       uint32_t block;           /* CMM_LABEL_BLOCK: its index in the proc */
     } label;
-    struct { CmmExpr *addr; } load;                    /* CMM_E_LOAD (type: the loaded type) */
+    struct { CmmExpr *addr; bool unaligned; } load;    /* CMM_E_LOAD (type: the loaded type);
+                                                          unaligned: I64^[e], GHC 9.4 */
     struct { uint8_t reg; } global;                    /* CMM_E_GLOBAL */
     struct { const char *name; } local;                /* CMM_E_LOCAL (type: declared) */
     struct { CmmExpr *reg; int64_t offset; } regoff;   /* CMM_E_REGOFF: reg is GLOBAL/LOCAL */
@@ -268,7 +276,7 @@ struct CmmStmt {
     struct { const char *text; } comment;
     struct { uint32_t n; CmmUnwind *regs; } unwind;
     struct { CmmExpr *lhs; CmmExpr *rhs; } assign; /* lhs: GLOBAL or LOCAL */
-    struct { CmmExpr *addr, *rhs; CmmType type; } store;
+    struct { CmmExpr *addr, *rhs; CmmType type; bool unaligned; } store; /* I64^[e] = v; */
     struct {
       uint32_t nresults, nargs;
       CmmExpr **results;   /* LOCAL (or GLOBAL) registers */
@@ -286,6 +294,7 @@ struct CmmStmt {
       uint16_t width;      /* WIDTH, WIDTH_AMO */
       int64_t intarg;      /* INT */
       const char *amo;     /* WIDTH_AMO: AMO_Add, … */
+      uint8_t order;       /* WIDTH_ORDER: CmmMemOrder */
     } prim;
     struct { CmmBlockRef target; } goto_;
     struct {

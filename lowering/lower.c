@@ -317,7 +317,11 @@ LLVMValueRef lw_expr(Fn *F, const CmmExpr *e) {
     return lw_label_word(L, e->u.label.name, e->u.label.offset);
   }
   case CMM_E_LABEL_DIFF: return lw_static_lit(L, e);
-  case CMM_E_LOAD: return LLVMBuildLoad2(L->b, lw_type_of(L, e->type), address(F, e->u.load.addr), "");
+  case CMM_E_LOAD: {
+    LLVMValueRef v = LLVMBuildLoad2(L->b, lw_type_of(L, e->type), address(F, e->u.load.addr), "");
+    if (e->u.load.unaligned) LLVMSetAlignment(v, 1); /* I64^[e] (GHC 9.4) */
+    return v;
+  }
   case CMM_E_GLOBAL: return lw_read_global(F, e->u.global.reg, e->loc);
   case CMM_E_LOCAL: return LLVMBuildLoad2(L->b, lw_type_of(L, e->type), local_slot(F, e), "");
   case CMM_E_REGOFF: {
@@ -534,9 +538,11 @@ static void block(Fn *F, Worklist *todo, uint32_t k) {
       if (tk_pops(s)) /* what is below the continuation this code returns to is done */
         lw_call_intrinsic(F, LW_POP, NULL, tk_wm_offset(&F->pi->frames, k, entry_sp));
       break;
-    case CMM_S_STORE:
-      LLVMBuildStore(L->b, lw_expr(F, s->u.store.rhs), address(F, s->u.store.addr));
+    case CMM_S_STORE: {
+      LLVMValueRef st = LLVMBuildStore(L->b, lw_expr(F, s->u.store.rhs), address(F, s->u.store.addr));
+      if (s->u.store.unaligned) LLVMSetAlignment(st, 1); /* I64^[e] = v; (GHC 9.4) */
       break;
+    }
     case CMM_S_CCALL: ccall(F, s); break;
     case CMM_S_PRIMCALL: lw_primcall(F, s); break;
     default: terminator(F, todo, s); break;

@@ -52,6 +52,9 @@ void lw_free(Lowering *L);
 typedef struct LwSymbols LwSymbols;
 
 LwSymbols *lw_symbols_new(const char *this_unit);
+/* The GHC whose text dump the labels come from (900 for 9.0, the default; 906 for 9.6):
+ * the rules that name built-in syntax and make labels local differ (symbols.c). */
+void lw_symbols_set_ghc(LwSymbols *S, unsigned ghc);
 /* Adds a package map's lines (`MODULE UNIT-ID`, `#` comments); false after reporting
  * the first bad line to d.  A module listed under two units stays in the map as
  * ambiguous: resolving one of its labels is then an error. */

@@ -139,6 +139,11 @@ bool ps_type_of(const char *p, size_t n, CmmType *t) {
   }
 }
 
+bool ps_memory_type(CmmToken t, CmmType *ty, bool *unaligned) {
+  *unaligned = t.len > 2 && t.p[t.len - 1] == '^';
+  return ps_type_of(t.p, t.len - *unaligned, ty);
+}
+
 int ps_global_reg(const char *p, size_t n) {
   for (int r = 0; r < CMM_NUM_GLOBAL_REGS; r++)
     if (cmm_global_regs[r].len == n && cmm_global_regs[r].name[0] == p[0] &&

@@ -101,6 +101,9 @@ uint16_t ps_width_digits(const char *p, size_t n);
 uint16_t ps_width(Parser *P);
 /* type := I8 … I512 | P32 | P64 | F32 | F64 */
 bool ps_type_of(const char *p, size_t n, CmmType *t);
+/* memtype := type ['^']   the type of a load or store, before its '['; '^': unaligned
+ * (GHC 9.4 and later print `I64^[e]`) */
+bool ps_memory_type(CmmToken t, CmmType *ty, bool *unaligned);
 /* The global register p names, or -1. */
 int ps_global_reg(const char *p, size_t n);
 

@@ -213,9 +213,11 @@ static CmmExpr *parse_atom_(Parser *P) {
   }
 
   CmmType ty;
-  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_type_of(t.p, t.len, &ty)) {
+  bool unaligned = false;
+  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_memory_type(t, &ty, &unaligned)) {
     CmmExpr *e = new_expr(P, CMM_E_LOAD, t.loc);
     e->type = ty;
+    e->u.load.unaligned = unaligned;
     next(P);
     expect_kind(P, TK_LBRACKET, "'['");
     e->u.load.addr = ps_expr(P);

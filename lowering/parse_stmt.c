@@ -286,7 +286,9 @@ static void parse_ccall(Parser *P, CmmStmt *s) {
   expect_kind(P, TK_SEMI, "';' after the call");
 }
 
-/* prim := 'MO_' name [width [amo] | int] args ';' */
+/* prim  := 'MO_' name [width [amo | order] | int] args ';'
+ * order := 'MemOrderRelaxed' | 'MemOrderAcquire' | 'MemOrderRelease' | 'MemOrderSeqCst'
+ *          (GHC 9.6 prints one after an atomic read's or write's width; 9.0 none) */
 static void parse_primcall(Parser *P, CmmStmt *s, int op) {
   s->kind = CMM_S_PRIMCALL;
   s->u.prim.op = (uint8_t)op;
@@ -301,6 +303,18 @@ static void parse_primcall(Parser *P, CmmStmt *s, int op) {
     next(P);
     break;
   case CMM_PRIMARG_INT: s->u.prim.intarg = ps_i64(P, "an alignment"); break;
+  case CMM_PRIMARG_WIDTH_ORDER:
+    s->u.prim.width = ps_width(P);
+    if (P->tok.kind == TK_NAME && P->tok.len > 8 && memcmp(P->tok.p, "MemOrder", 8) == 0) {
+      for (int o = CMM_ORDER_NONE + 1; o < CMM_NUM_ORDERS; o++)
+        if (strlen(cmm_order_names[o]) == P->tok.len && memcmp(cmm_order_names[o], P->tok.p, P->tok.len) == 0)
+          s->u.prim.order = (uint8_t)o;
+      if (s->u.prim.order == CMM_ORDER_NONE)
+        ps_expected(P, "a memory order (MemOrderRelaxed, MemOrderAcquire, MemOrderRelease or "
+                       "MemOrderSeqCst)");
+      next(P);
+    }
+    break;
   default: break;
   }
   s->u.prim.args = parse_args(P, &s->u.prim.nargs);
@@ -421,9 +435,11 @@ static void parse_stmt(Parser *P, CmmStmt *s) {
     return;
   }
   CmmType ty;
-  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_type_of(t.p, t.len, &ty)) {
+  bool unaligned = false;
+  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_memory_type(t, &ty, &unaligned)) {
     s->kind = CMM_S_STORE;
     s->u.store.type = ty;
+    s->u.store.unaligned = unaligned;
     next(P);
     next(P); /* '[' */
     s->u.store.addr = ps_expr(P);

@@ -6,6 +6,9 @@
  *   BITS, BITS_ZF    the LLVM intrinsic FN at the op's width on one operand (llvm.ctpop);
  *                    _ZF: with the `is zero poison` flag false (llvm.ctlz)
  *   OVERFLOW         FN = llvm.{u,s}{add,sub}.with.overflow: (result, carry or overflow)
+ *   CFUN             a call of the C function FN (suspendThread), its prototype the
+ *                    operands' types
+ *   X64              a 64-bit operation of GHC's for 32-bit targets: FN names it in x64_ops
  *   CODE             its own case below
  */
 #include "lower_internal.h"
@@ -13,7 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { HOW_CODE, HOW_F64, HOW_F32, HOW_LIBM64, HOW_LIBM32, HOW_BITS, HOW_BITS_ZF, HOW_OVERFLOW };
+enum { HOW_CODE, HOW_F64, HOW_F32, HOW_LIBM64, HOW_LIBM32, HOW_BITS, HOW_BITS_ZF, HOW_OVERFLOW,
+       HOW_CFUN, HOW_X64 };
 static const struct { uint8_t how, nargs; const char *fn; } lowering[CMM_NUM_PRIMOPS] = {
 #define X(id, name, arg, how, fn, nargs) [CMM_PRIM_##id] = {HOW_##how, nargs, fn},
 #include "primops.def"
@@ -45,6 +49,52 @@ static LLVMAtomicRMWBinOp amo_op(Lowering *L, const CmmStmt *s) {
   for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
     if (strcmp(ops[i].name, s->u.prim.amo) == 0) return ops[i].op;
   lw_fail_at(L, s->loc, "unknown atomic operation '%s'", s->u.prim.amo);
+}
+
+/* What an X64 row's FN computes on 64-bit operands: an instruction, a comparison (whose
+ * result is 0 or 1), or a conversion between the word and 64 bits (signed or not). */
+static const struct { const char *name; LLVMOpcode op; LLVMIntPredicate cmp; } x64_ops[] = {
+    {"add", LLVMAdd, 0},   {"sub", LLVMSub, 0},   {"mul", LLVMMul, 0},   {"sdiv", LLVMSDiv, 0},
+    {"srem", LLVMSRem, 0}, {"udiv", LLVMUDiv, 0}, {"urem", LLVMURem, 0}, {"and", LLVMAnd, 0},
+    {"or", LLVMOr, 0},     {"xor", LLVMXor, 0},   {"shl", LLVMShl, 0},   {"ashr", LLVMAShr, 0},
+    {"lshr", LLVMLShr, 0}, {"eq", LLVMICmp, LLVMIntEQ}, {"ne", LLVMICmp, LLVMIntNE},
+    {"sge", LLVMICmp, LLVMIntSGE}, {"sgt", LLVMICmp, LLVMIntSGT}, {"sle", LLVMICmp, LLVMIntSLE},
+    {"slt", LLVMICmp, LLVMIntSLT}, {"uge", LLVMICmp, LLVMIntUGE}, {"ugt", LLVMICmp, LLVMIntUGT},
+    {"ule", LLVMICmp, LLVMIntULE}, {"ult", LLVMICmp, LLVMIntULT},
+    {"neg", LLVMSub, 0},   {"not", LLVMXor, 0},   {"sconv", LLVMSExt, 0}, {"uconv", LLVMZExt, 0},
+};
+
+static LLVMValueRef x64(Fn *F, const char *fn, LLVMValueRef *a) {
+  LLVMBuilderRef b = F->L->b;
+  LLVMTypeRef i64 = LLVMInt64TypeInContext(F->L->ctx);
+  size_t i = 0;
+  while (strcmp(x64_ops[i].name, fn) != 0) i++; /* every FN of primops.def is there */
+  switch (x64_ops[i].op) {
+  case LLVMSExt: return lw_int_at(F, a[0], 64); /* the word's width is 64 here, */
+  case LLVMZExt: return lw_int_at(F, a[0], 64); /* so To and From are the same */
+  case LLVMICmp: return LLVMBuildZExt(b, LLVMBuildICmp(b, x64_ops[i].cmp, lw_int_at(F, a[0], 64),
+                                                       lw_int_at(F, a[1], 64), ""), i64, "");
+  default: break;
+  }
+  LLVMValueRef x = lw_int_at(F, a[0], 64);
+  if (strcmp(fn, "neg") == 0) return LLVMBuildNeg(b, x, "");
+  if (strcmp(fn, "not") == 0) return LLVMBuildNot(b, x, "");
+  return LLVMBuildBinOp(b, x64_ops[i].op, x, lw_int_at(F, a[1], 64), "");
+}
+
+/* An atomic's LLVM ordering: GHC 9.6's, or, where the dump prints none (9.0), the
+ * sequential consistency that GHC 9.0's code generators gave every atomic. */
+static LLVMAtomicOrdering ordering(Lowering *L, const CmmStmt *s, bool load) {
+  switch (s->u.prim.order) {
+  case CMM_ORDER_RELAXED: return LLVMAtomicOrderingMonotonic;
+  case CMM_ORDER_ACQUIRE:
+    if (!load) lw_fail_at(L, s->loc, "an atomic write cannot have the order MemOrderAcquire");
+    return LLVMAtomicOrderingAcquire;
+  case CMM_ORDER_RELEASE:
+    if (load) lw_fail_at(L, s->loc, "an atomic read cannot have the order MemOrderRelease");
+    return LLVMAtomicOrderingRelease;
+  default: return LLVMAtomicOrderingSequentiallyConsistent;
+  }
 }
 
 /* The alignment argument of MO_Memcpy & co.: a power of two, else no promise (1). */
@@ -94,6 +144,21 @@ void lw_primcall(Fn *F, const CmmStmt *s) {
     lw_assign_result(F, res[1], LLVMBuildZExt(b, LLVMBuildExtractValue(b, r, 1, ""), tw, ""));
     return;
   }
+  case HOW_CFUN: { /* MO_SuspendThread(BaseReg, 0) is suspendThread(BaseReg, 0) */
+    unsigned nargs = lowering[op].nargs;
+    need(L, s, 1, nargs);
+    LLVMTypeRef params[3];
+    for (unsigned i = 0; i < nargs; i++) params[i] = LLVMTypeOf(a[i]);
+    LLVMTypeRef ft = LLVMFunctionType(lw_type_of(L, res[0]->type), params, nargs, 0);
+    LLVMValueRef f = LLVMGetNamedFunction(L->m, fn);
+    if (!f) f = LLVMAddFunction(L->m, fn, ft);
+    lw_assign(F, res[0], LLVMBuildCall2(b, ft, f, a, nargs, ""));
+    return;
+  }
+  case HOW_X64:
+    need(L, s, 1, lowering[op].nargs);
+    lw_assign_result(F, res[0], x64(F, fn, a));
+    return;
   default: break; /* HOW_CODE */
   }
 
@@ -198,7 +263,7 @@ void lw_primcall(Fn *F, const CmmStmt *s) {
   case CMM_PRIM_ATOMIC_READ: {
     need(L, s, 1, 1);
     LLVMValueRef v = LLVMBuildLoad2(b, tw, LLVMBuildIntToPtr(b, a[0], L->ptr, ""), "");
-    LLVMSetOrdering(v, LLVMAtomicOrderingSequentiallyConsistent);
+    LLVMSetOrdering(v, ordering(L, s, true));
     LLVMSetAlignment(v, w / 8);
     lw_assign_result(F, res[0], v);
     return;
@@ -206,7 +271,7 @@ void lw_primcall(Fn *F, const CmmStmt *s) {
   case CMM_PRIM_ATOMIC_WRITE: {
     need(L, s, 0, 2);
     LLVMValueRef st = LLVMBuildStore(b, lw_int_at(F, a[1], w), LLVMBuildIntToPtr(b, a[0], L->ptr, ""));
-    LLVMSetOrdering(st, LLVMAtomicOrderingSequentiallyConsistent);
+    LLVMSetOrdering(st, ordering(L, s, false));
     LLVMSetAlignment(st, w / 8);
     return;
   }

@@ -147,7 +147,7 @@ static void print_at(FILE *out, const CmmExpr *e, int level) {
   case CMM_E_LABEL:
   case CMM_E_LABEL_DIFF: print_lit(out, e, true); return;
   case CMM_E_LOAD:
-    fprintf(out, "%s[", cmm_type_name(e->type));
+    fprintf(out, "%s%s[", cmm_type_name(e->type), e->u.load.unaligned ? "^" : "");
     cmm_print_expr(out, e->u.load.addr);
     fputc(']', out);
     return;
@@ -265,7 +265,7 @@ static void print_stmt(FILE *out, const CmmStmt *s) {
     fputc(';', out);
     break;
   case CMM_S_STORE:
-    fprintf(out, "%s[", cmm_type_name(s->u.store.type));
+    fprintf(out, "%s%s[", cmm_type_name(s->u.store.type), s->u.store.unaligned ? "^" : "");
     cmm_print_expr(out, s->u.store.addr);
     fputs("] = ", out);
     cmm_print_expr(out, s->u.store.rhs);
@@ -286,9 +286,12 @@ static void print_stmt(FILE *out, const CmmStmt *s) {
     const CmmPrimOpInfo *pi = &cmm_primops[s->u.prim.op];
     print_results(out, s->u.prim.results, s->u.prim.nresults);
     fprintf(out, "call %s", pi->name);
-    if (pi->arg == CMM_PRIMARG_WIDTH || pi->arg == CMM_PRIMARG_WIDTH_AMO)
+    if (pi->arg == CMM_PRIMARG_WIDTH || pi->arg == CMM_PRIMARG_WIDTH_AMO ||
+        pi->arg == CMM_PRIMARG_WIDTH_ORDER)
       fprintf(out, " W%u", s->u.prim.width);
     if (pi->arg == CMM_PRIMARG_WIDTH_AMO) fprintf(out, " %s", s->u.prim.amo);
+    if (pi->arg == CMM_PRIMARG_WIDTH_ORDER && s->u.prim.order != CMM_ORDER_NONE)
+      fprintf(out, " %s", cmm_order_names[s->u.prim.order]);
     if (pi->arg == CMM_PRIMARG_INT) fprintf(out, " %" PRId64, s->u.prim.intarg);
     print_args(out, s->u.prim.args, s->u.prim.nargs);
     fputc(';', out);

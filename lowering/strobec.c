@@ -56,9 +56,14 @@ typedef struct Options {
   SpOptions instrument;  /* which functions get the dynamic stack */
   const char *package_map; /* --package-map=FILE */
   const char *this_unit;   /* --this-unit=UNIT */
+  unsigned ghc;            /* --ghc-version: 900, 906 */
   const char **inputs;
   int ninputs;
 } Options;
+
+#ifndef STROBE_GHC_DEFAULT
+#define STROBE_GHC_DEFAULT "" /* no ghc at the build: GHC 9.0's rules */
+#endif
 
 static void usage(FILE *out) {
   fputs("Usage: strobec [options] FILE...\n"
@@ -108,6 +113,10 @@ static void usage(FILE *out) {
         "                      z-encoded unit id as prefix (base_GHCziBase_map_closure)\n"
         "  --this-unit=UNIT    the unit being compiled (default main, which has no\n"
         "                      prefix); it owns every module the map does not list\n"
+        "  --ghc-version=X.Y   the GHC that printed the dump: 9.0 or 9.6 (default: the one\n"
+        "                      strobec was built with), whose objects name tuples\n"
+        "                      GHC.Tuple.Prim's and make a data constructor's info\n"
+        "                      table global\n"
         "\n"
         "The dynamic stack (docs/lowering.md):\n"
         "  --instrument=GLOBS  instrument the functions whose Haskell names match these\n"
@@ -137,6 +146,16 @@ static void usage(FILE *out) {
         "docs/cmm-syntax.md: compile that module with GHC's own code generator), 70 on an\n"
         "internal error.\n",
         out);
+}
+
+/* A GHC version strobe knows the rules of ("9.6", "9.6.6"): 906; 0 for any other. */
+static unsigned ghc_version(const char *s) {
+  unsigned major = 0, minor = 0, patch;
+  int len = 0;
+  if (sscanf(s, "%u.%u%n.%u%n", &major, &minor, &len, &patch, &len) < 2 || s[len] || major != 9 ||
+      (minor != 0 && minor != 6))
+    return 0;
+  return 100 * major + minor;
 }
 
 static _Noreturn void usage_error(const char *fmt, const char *arg) {
@@ -232,6 +251,9 @@ static Options parse_options(int argc, char **argv) {
     } else if (strncmp(a, "--package-map=", 14) == 0) {
       if (!a[14]) usage_error("%s needs a file name", "--package-map");
       o.package_map = a + 14;
+    } else if (strncmp(a, "--ghc-version=", 14) == 0) {
+      if (!(o.ghc = ghc_version(a + 14)))
+        usage_error("--ghc-version wants 9.0 or 9.6 (or 9.0.2, 9.6.6), not '%s'", a + 14);
     } else if (strncmp(a, "--this-unit=", 12) == 0) {
       if (!a[12] || strpbrk(a + 12, " \t\n")) usage_error("bad unit id '%s'", a + 12);
       o.this_unit = a + 12;
@@ -389,6 +411,8 @@ static bool compile(const Options *o, LwSymbols *S) {
 /* The package map, read once for the whole run; NULL after reporting. */
 static LwSymbols *read_symbols(const Options *o) {
   LwSymbols *S = lw_symbols_new(o->this_unit ? o->this_unit : "main");
+  unsigned built_with = ghc_version(STROBE_GHC_DEFAULT);
+  lw_symbols_set_ghc(S, o->ghc ? o->ghc : built_with ? built_with : 900);
   if (!o->package_map) return S;
   Diag d = {.out = stderr};
   CmmSource *src = cmm_source_read(o->package_map, &d);

@@ -13,7 +13,9 @@
  *     (--this-unit, default `main`).
  *   - Built-in syntax is printed without its module (`:_con_info`, `[]_closure`,
  *     `(,)_con_info`); it belongs to ghc-prim's GHC.Types (`:`, `[]`) or GHC.Tuple
- *     (`()`, tuples), so `[]_closure` and `GHC.Types.[]_closure` are one symbol.
+ *     (`()`, tuples; GHC.Tuple.Prim in GHC 9.6's dumps, --ghc-version), or GHC.Classes
+ *     (`(%,%)`, constraint tuples, bare in 9.6's dumps), so
+ *     `[]_closure` and `GHC.Types.[]_closure` are one symbol.
  *   - A label `stg_<primop>` naming an out-of-line primop (`stg_newMutVar#`) is the
  *     RTS's code for it: GHC z-encodes the primop's whole name
  *     (`stg_decodeDouble_Int64#` -> `stg_decodeDoublezuInt64zh`).
@@ -25,7 +27,8 @@
  * Visibility follows GHC's `externallyVisibleCLabel`: module-internal labels are local,
  * and so are the info table and entry code of a data constructor's worker
  * (`Main.Cell_info`: other modules allocate with `Main.Cell_con_info` or refer to
- * `Main.Cell_closure`); every other module-qualified label is global.
+ * `Main.Cell_closure`), in GHC 9.0's objects; every other module-qualified label is
+ * global, and in 9.6's those too.
  *
  * Note [Label kinds]: the kind suffix is the text after the name (`_info`,
  * `_con_info`, `_closure`, …).  The dump does not mark where the name ends, so
@@ -178,6 +181,12 @@ static const char *builtin_module(const char *occ, size_t n) {
       if (occ[k] != ',' && occ[k] != '|' && occ[k] != '_') return NULL;
     return "GHC.Prim";
   }
+  if (occ[1] == '%') { /* (%%), (%,%) …: constraint tuples, printed bare by GHC 9.6 */
+    if (n < 4 || occ[n - 2] != '%') return NULL;
+    for (size_t k = 2; k < n - 2; k++)
+      if (occ[k] != ',') return NULL;
+    return "GHC.Classes";
+  }
   for (size_t k = i; k < j; k++)
     if (occ[k] != ',') return NULL;
   return "GHC.Tuple";
@@ -237,6 +246,7 @@ struct LwSymbols {
   VEC(const char *) units_of;
   StrMap table;                 /* label -> index into rows: the plugin's symbols tables */
   VEC(CmmSymbol) rows;
+  unsigned ghc;                 /* the dump's GHC: 900 (9.0), 906 (9.6) */
 };
 
 static uint32_t intern_unit(LwSymbols *S, const char *unit, size_t n) {
@@ -264,8 +274,11 @@ LwSymbols *lw_symbols_new(const char *this_unit) {
   strmap_init(&S->table, S->a, 1024);
   S->this_unit = arena_strndup(S->a, this_unit, strlen(this_unit));
   intern_unit(S, this_unit, strlen(this_unit)); /* unit 0 */
+  S->ghc = 900;
   return S;
 }
+
+void lw_symbols_set_ghc(LwSymbols *S, unsigned ghc) { S->ghc = ghc; }
 
 void lw_symbols_free(LwSymbols *S) {
   if (!S) return;
@@ -414,6 +427,8 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
                           label);
       return false;
     }
+    /* GHC 9.6 moved the tuples to GHC.Tuple.Prim (GHC.Tuple re-exports them). */
+    if (strcmp(module, "GHC.Tuple") == 0 && S && S->ghc >= 906) module = "GHC.Tuple.Prim";
   } else {
     if (!split_kind(occ, n - m, &occ_n, &kind)) {
       const char *block = strrchr(label, '_');
@@ -448,8 +463,10 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
   put(a, &s, kind);
   out->symbol = finish(a, &s);
   out->module = module;
-  /* A constructor worker's info table and entry are local (LocalInfoTable). */
-  out->global = !(is_constructor(occ, occ_n) && (strcmp(kind, "_info") == 0 || strcmp(kind, "_entry") == 0));
+  /* A constructor worker's info table and entry are local (LocalInfoTable) in GHC 9.0's
+   * objects, global in 9.6's. */
+  out->global = (S && S->ghc >= 906) ||
+                !(is_constructor(occ, occ_n) && (strcmp(kind, "_info") == 0 || strcmp(kind, "_entry") == 0));
   return true;
 }
 

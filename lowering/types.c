@@ -34,6 +34,11 @@ const CmmPrimOpInfo cmm_primops[CMM_NUM_PRIMOPS] = {
 #undef X
 };
 
+const char *const cmm_order_names[CMM_NUM_ORDERS] = {
+    [CMM_ORDER_RELAXED] = "MemOrderRelaxed", [CMM_ORDER_ACQUIRE] = "MemOrderAcquire",
+    [CMM_ORDER_RELEASE] = "MemOrderRelease", [CMM_ORDER_SEQCST] = "MemOrderSeqCst",
+};
+
 const char *cmm_type_name(CmmType t) {
   static const char *const names[3][7] = {
       {"I8", "I16", "I32", "I64", "I128", "I256", "I512"},

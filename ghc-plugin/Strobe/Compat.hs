@@ -1,19 +1,29 @@
-{-# LANGUAGE CPP #-}
+{-# LANGUAGE CPP, GADTs #-}
 -- | What differs between the GHC versions the plugin is written for: GHC 9.0, where
 -- printers find the platform in the DynFlags of their context, and 9.2 and later,
 -- where they take it as an argument (@pdoc@); a load's alignment (9.4); a source
--- note's name as a 'LexicalFastString' (9.8); where a module's dumps go (9.4); Core's
+-- note's name as a 'LexicalFastString' (9.8); Cmm's printers and 'revPostorder' in
+-- "GHC.Cmm" (9.6); where a module's dumps go (9.4); Core's
 -- ticks and case alternatives (9.2).  Only
 -- GHC 9.0.2 builds it here; the rest follows those versions' sources.  (How a plugin
 -- reaches the hooks differs too: "Strobe.Plugin".)
 module Strobe.Compat
-  ( pprP, label, asmLabel, render, loadOf, noteName, sourcePrefix, isDynamicWay
-  , CoreTick, mapAlt, noteString
+  ( pprP, label, asmLabel, render, loadOf, storeOf, noteName, sourcePrefix, isDynamicWay
+  , CoreTick, mapAlt, noteString, revPostorder
   ) where
 
 import GHC.Cmm
+#if __GLASGOW_HASKELL__ < 906
 import GHC.Cmm.CLabel (CLabel, pprCLabel)
+#else
+import GHC.Cmm.CLabel (CLabel, pprAsmLabel)
+#endif
 import GHC.Plugins
+#if __GLASGOW_HASKELL__ < 906
+-- Cmm's printers (instances), and the dump's block order, were GHC.Cmm's from 9.6 on.
+import GHC.Cmm.Ppr ()
+import GHC.Cmm.Utils (revPostorder)
+#endif
 #if __GLASGOW_HASKELL__ < 902
 import GHC.Driver.Ways (Way (WayDyn), hasWay)
 #else
@@ -43,8 +53,12 @@ label = pprP
 asmLabel :: DynFlags -> CLabel -> SDoc
 #if __GLASGOW_HASKELL__ < 902
 asmLabel dflags = withPprStyle (mkCodeStyle AsmStyle) . pprCLabel dflags
-#else
+#elif __GLASGOW_HASKELL__ < 906
 asmLabel dflags = pprCLabel (targetPlatform dflags) AsmStyle
+#else
+-- 9.6: pprCLabel is C's spelling, and a name z-encodes only in code style, which the
+-- label no longer sets itself.
+asmLabel dflags = withPprStyle PprCode . pprAsmLabel (targetPlatform dflags)
 #endif
 
 -- | A document as GHC's dumps render it: every name qualified with its module.
@@ -55,14 +69,24 @@ render dflags = renderWithStyle (initSDocContext dflags (mkDumpStyle alwaysQuali
 render dflags = renderWithContext (initSDocContext dflags (mkDumpStyle alwaysQualify))
 #endif
 
--- | A load's address and type.
-loadOf :: CmmExpr -> Maybe (CmmExpr, CmmType)
+-- | A load's address, type, and whether GHC marks it unaligned (9.4 and later:
+-- @I64^[e]@; 9.0 has no such loads).
+loadOf :: CmmExpr -> Maybe (CmmExpr, CmmType, Bool)
 #if __GLASGOW_HASKELL__ < 904
-loadOf (CmmLoad a ty) = Just (a, ty)
+loadOf (CmmLoad a ty) = Just (a, ty, False)
 #else
-loadOf (CmmLoad a ty _) = Just (a, ty)
+loadOf (CmmLoad a ty align) = Just (a, ty, align == Unaligned)
 #endif
 loadOf _ = Nothing
+
+-- | A store's address, value, and whether it is unaligned (@I64^[e] = v;@, 9.4).
+storeOf :: CmmNode e x -> Maybe (CmmExpr, CmmExpr, Bool)
+#if __GLASGOW_HASKELL__ < 904
+storeOf (CmmStore a v) = Just (a, v, False)
+#else
+storeOf (CmmStore a v align) = Just (a, v, align == Unaligned)
+#endif
+storeOf _ = Nothing
 
 -- | A source note's file and name.
 noteName :: CmmTickish -> Maybe (FilePath, String)

@@ -26,6 +26,7 @@ import Prelude hiding ((<>))
 import Data.Char (isDigit)
 import qualified Data.Map.Strict as Map
 import qualified Data.Set as Set
+import Data.Foldable (toList) -- a case's values: a list, a NonEmpty from 9.6
 import Data.List (foldl')
 import qualified Data.ByteString as BS
 
@@ -33,10 +34,9 @@ import GHC.Cmm
 import GHC.Cmm.CLabel (CLabel, externallyVisibleCLabel)
 import GHC.Cmm.Dataflow.Block (blockSplit, blockToList)
 import GHC.Cmm.Dataflow.Collections (mapElems)
-import GHC.Cmm.Ppr ()
 import GHC.Cmm.Switch (switchTargetsFallThrough, switchTargetsRange)
 import GHC.Cmm.Dataflow.Graph (entryLabel)
-import GHC.Cmm.Utils (revPostorder, toBlockListEntryFirst)
+import GHC.Cmm.Utils (toBlockListEntryFirst)
 import GHC.Plugins hiding ((<>))
 import GHC.Utils.Outputable
 
@@ -106,8 +106,9 @@ stmt dflags names n = case n of
   CmmUnwind regs ->
     text "unwind " <> commas [ppr r <+> equals <+> unwound e | (r, e) <- regs] <> semi
   CmmAssign reg e -> ppr reg <+> equals <+> ex e <> semi
-  CmmStore addr e ->
-    ppr (cmmExprType (targetPlatform dflags) e) <> brackets (ex addr) <+> equals <+> ex e <> semi
+  _ | Just (addr, e, unaligned) <- storeOf n ->
+    ppr (cmmExprType (targetPlatform dflags) e) <> alignMark unaligned <> brackets (ex addr)
+      <+> equals <+> ex e <> semi
   CmmUnsafeForeignCall target results args ->
     hsep [ if null results then empty else parens (commas (map ppr results)) <+> equals
          , text "call"
@@ -120,7 +121,7 @@ stmt dflags names n = case n of
   CmmSwitch e ids ->
     let (cases, dflt) = switchTargetsFallThrough ids
         (lo, hi) = switchTargetsRange ids
-        cas (is, l) = hsep [text "case", commas (map integer is), text ": goto", ppr l <> semi]
+        cas (is, l) = hsep [text "case", commas (map integer (toList is)), text ": goto", ppr l <> semi]
     in hang (hsep [text "switch", brackets (hsep [integer lo, text "..", integer hi]),
                    operand e, text "{"])
             4 (vcat (map cas cases) $$ maybe empty (\l -> text "default:" <+> braces (text "goto" <+> ppr l <> semi)) dflt)
@@ -141,6 +142,10 @@ stmt dflags names n = case n of
     foreignTarget (ForeignTarget f conv) = ppr conv <+> callee f
     foreignTarget t = pprP dflags t
 
+-- | GHC's mark of an unaligned load or store (@I64^[e]@).
+alignMark :: Bool -> SDoc
+alignMark unaligned = if unaligned then char '^' else empty
+
 commas :: [SDoc] -> SDoc
 commas = hsep . punctuate comma
 
@@ -152,7 +157,7 @@ commas = hsep . punctuate comma
 -- other one is @%MO_…(…)@ with its widths.
 expr :: DynFlags -> CmmExpr -> SDoc
 expr dflags e = case e of
-  _ | Just (a, ty) <- loadOf e -> ppr ty <> brackets (expr dflags a)
+  _ | Just (a, ty, unaligned) <- loadOf e -> ppr ty <> alignMark unaligned <> brackets (expr dflags a)
   CmmLit l -> lit dflags l
   CmmReg r -> ppr r
   CmmRegOff r i -> parens (ppr r <+> char '+' <+> int i)

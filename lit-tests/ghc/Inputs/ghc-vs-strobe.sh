@@ -14,7 +14,7 @@ cp "$corpus/$p/$p.hs" "$out/"
 cd "$out"
 ghc "-$opt" -g -c -ddump-cmm-raw -ddump-to-file -outputdir ghc "$p.hs" > ghc.log
 status=0
-"$strobec" -w "--package-map=$map" "ghc/$p.dump-cmm-raw" -o strobe.o 2> strobec.log || status=$?
+"$strobec" -w "--package-map=$map" "--ghc-version=$(ghc --numeric-version)" "ghc/$p.dump-cmm-raw" -o strobe.o 2> strobec.log || status=$?
 if [ "$status" -eq 2 ]; then
   echo "$p -$opt: strobec refuses the dump: $(grep -m1 'error:' strobec.log)"
   exit 0
