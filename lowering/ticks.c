@@ -351,12 +351,17 @@ bool tk_ticks(const TkFnTicks *w, uint32_t b, const CmmSrcNote *note) {
          (w->definitions && w->definitions[b] && is_definition(w->plan, note));
 }
 
-/* The blocks that a block's terminator goes to, in *next (arena memory). */
+/* The blocks that control goes to after a block, in *next (arena memory): where its
+ * terminator goes, and where a call returns to. */
 static uint32_t successors_of(const CmmBlock *blk, uint32_t **next, Arena *a) {
   if (!blk->nstmts) return 0;
   const CmmStmt *last = &blk->stmts[blk->nstmts - 1];
   uint32_t n = last->kind == CMM_S_SWITCH ? last->u.sw.ncases + 1 : 2;
   *next = arena_alloc(a, n * sizeof **next);
+  if (last->kind == CMM_S_CALL && last->u.call.returns) {
+    (*next)[0] = last->u.call.returns_to.index;
+    return 1;
+  }
   return successors(last, *next, n);
 }
 

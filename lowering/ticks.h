@@ -120,7 +120,8 @@ typedef struct TkFnTicks {
 
 /* Per block of p: whether the note of a binding's definition that GHC compiled into
  * other code ticks there with --ticks=functions: where two edges or more of p go (a
- * loop's header, a join point), or where no loop passes (Note [Which notes tick]). */
+ * loop's header, a join point), or where no loop passes, through returns too (Note
+ * [Which notes tick]). */
 bool *tk_definition_blocks(const CmmProc *p, Arena *a);
 
 /* The own note of the function that starts at block pp of p, the decl-th of the group

@@ -215,6 +215,13 @@ static const char ticks_dump[] =
         S("//tick src<M.hs:18:17-30> \"M.g.mix\"") GOTO("c22")
         BLOCK("c23", "cP/cQ") S("//tick src<M.hs:(20,5)-(20,30)> \"M.g\"")
         S("//tick src<M.hs:20:10-30> \"M.g.done\"") RET
+    END_PROC NEXT PROC_WITH("h_entry", "[R1]", "(c52, label: block_c52_info rep: StackRep [] srt: Nothing)")
+        BLOCK("c50", "cH") GOTO("c51")
+        BLOCK("c51", "cH") GOTO("c53")
+        BLOCK("c53", "cH") S("//tick src<M.hs:(31,5)-(31,40)> \"M.h\"")
+        S("//tick src<M.hs:31:20-40> \"M.h.step\"")
+        S("call M.f_info(R1) returns to c52, args: 8, res: 8, upd: 8;")
+        BLOCK("c52", "cH") GOTO("c51")
     END_PROC "]\n";
 
 static void test_which_notes_tick(void **state) {
@@ -268,6 +275,11 @@ static void test_which_notes_tick(void **state) {
   assert_false(tk_ticks(&gt, 2, body) || tk_ticks(&gt, 3, mix) ||
                tk_ticks(&gt, 3, &g->blocks[3].stmts[1].u.tick) ||
                tk_ticks(&gt, 4, &g->blocks[4].stmts[1].u.tick));
+  /* h's loop goes through a call and its return: step's definition is in its body */
+  const CmmProc *h = &in.f->groups[0].decls[3].u.proc;
+  bool *h_defs = tk_definition_blocks(h, arena);
+  assert_true(tk_is_definition(plan, &h->blocks[2].stmts[0].u.tick));
+  assert_true(h_defs[1] && !h_defs[2]); /* the header, a join; the body */
   parsed_free(in);
 }
 
