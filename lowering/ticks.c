@@ -466,7 +466,7 @@ bool tk_mode_parse(const char *s, TkMode *mode) {
    loop (`go !acc i = go (acc + i) (i + 1)`), the tick's fast path, the entry repeated
    at the top (rule 2a), can cost as much as the loop's own work.  Where nothing on the
    way back acts on the dynamic stack (no other tick, no pop, no call: calls end the
-   function, and every C call might run Haskell code or switch threads) and Sp has not
+   function; no safe foreign call, around which other threads run) and Sp has not
    moved, the top is still that tick at the same watermark, so ticking it again would
    only count a repeat.  Such a back edge skips the tick: the header's block is split
    after it, and the edge goes to the second half.  The loop's frame is then the same,
@@ -479,6 +479,19 @@ bool tk_mode_parse(const char *s, TkMode *mode) {
    function's first block's (a return point starts with a ret). */
 
 static const TkTop no_top = {0};
+
+/* A safe foreign call's halves, around which the runtime may run other Haskell threads
+ * and this one may be woken on another OS thread (the runtime's wrapped resumeThread
+ * switches stacks): GHC 9.0 calls suspendThread and resumeThread, 9.6 says
+ * MO_SuspendThread and MO_ResumeThread.  Any other C call is an unsafe one, which runs
+ * no Haskell code. */
+static bool switches_threads(const CmmStmt *s) {
+  if (s->kind == CMM_S_PRIMCALL)
+    return s->u.prim.op == CMM_PRIM_SUSPEND_THREAD || s->u.prim.op == CMM_PRIM_RESUME_THREAD;
+  const CmmExpr *t = s->u.ccall.target;
+  return t->kind == CMM_E_LABEL && (strcmp(t->u.label.name, "suspendThread") == 0 ||
+                                    strcmp(t->u.label.name, "resumeThread") == 0);
+}
 
 static bool same_top(TkTop x, TkTop y) { return x.tick == y.tick && (!x.tick || x.wm == y.wm); }
 
@@ -506,7 +519,11 @@ static TkTop through(const CmmProc *p, const TkFrames *f, uint32_t b, const TkFn
       if (is_sp(s->u.assign.lhs)) top = no_top;
       quiet = false;
       break;
-    case CMM_S_CCALL: top = no_top; quiet = false; break;
+    case CMM_S_CCALL:
+    case CMM_S_PRIMCALL:
+      if (switches_threads(s)) top = no_top;
+      quiet = false;
+      break;
     default: quiet = false; break;
     }
   }

@@ -285,9 +285,10 @@ static void test_which_notes_tick(void **state) {
 
 /* ---- ticks a loop repeats ------------------------------------------------------------ */
 
-/* Four loops, each a header block ticking the loop's note and a body going back to it:
- * a quiet body; a body that calls C; a body that moves Sp; and (with --ticks=all) a
- * body with a tick of its own.  Each proc is one function (no proc points but c0). */
+/* Five loops, each a header block ticking the loop's note and a body going back to it:
+ * a quiet body; a body that calls C (unsafely: no Haskell code runs); a body that moves
+ * Sp; (with --ticks=all) a body with a tick of its own; and a body with a safe foreign
+ * call's first half.  Each proc is one function (no proc points but c0). */
 #define LOOP(name, body)                                                      \
   PROC(name)                                                                  \
       BLOCK("c0", "cA") S("unwind Sp = Just Sp;") GOTO("c1")                  \
@@ -299,7 +300,8 @@ static const char loops_dump[] =
     "[" LOOP("quiet_entry", S("R3 = R3 + R2;"))
     NEXT LOOP("ccall_entry", S("call \"ccall\" arg hints:  []  result hints:  [] g();"))
     NEXT LOOP("sp_entry", S("Sp = Sp + 8;"))
-    NEXT LOOP("ticking_entry", TICK("M.hs:5:21-40")) "]\n";
+    NEXT LOOP("ticking_entry", TICK("M.hs:5:21-40"))
+    NEXT LOOP("safe_entry", S("(_c1::I64) = call \"ccall\" arg hints:  [PtrHint,]  result hints:  [PtrHint] suspendThread(BaseReg, 0);")) "]\n";
 
 static void test_loop_repeats(void **state) {
   Arena *arena = *state;
@@ -307,13 +309,13 @@ static void test_loop_repeats(void **state) {
   ScopeTree **trees = scopes_build_file(in.f, NULL, arena);
   TkPlan *plan = tk_plan(in.f, trees, arena);
   bool pp[4] = {true, false, false, false};
-  for (uint32_t d = 0; d < 4; d++) {
+  for (uint32_t d = 0; d < 5; d++) {
     const CmmProc *p = &in.f->groups[0].decls[d].u.proc;
     TkFrames fr = tk_frames(p, arena);
     for (TkMode mode = TK_ALL; mode <= TK_FUNCTIONS; mode++) {
       TkFnTicks w = {plan, mode, tk_own_note(plan, p, trees[0], d, 0, pp, arena), tk_definition_blocks(p, arena)};
       TkRepeats r = tk_repeats(p, &fr, 0, pp, &w, arena);
-      bool skips = d == 0 || (d == 3 && mode == TK_FUNCTIONS); /* body's tick: not at all */
+      bool skips = d <= 1 || (d == 3 && mode == TK_FUNCTIONS); /* body's tick: not at all */
       assert_int_equal(tk_repeated(&r, 2, 1), skips); /* the back edge */
       assert_false(tk_repeated(&r, 0, 1));            /* the way in: the top is not known */
       if (skips) assert_ptr_equal(r.first[1].tick, &p->blocks[1].stmts[1]);
