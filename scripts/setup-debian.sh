@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# setup-debian.sh — install what strobe needs on Debian bookworm (run as root).
+# setup-debian.sh — install what strobe needs on Debian bookworm (GHC 9.0.2) or trixie
+# (GHC 9.6.6); the packages have the same names on both (run as root).
 # Idempotent: does nothing when every package is already installed.
 # STROBE_SKIP_APT=1 skips this step entirely.
 set -euo pipefail

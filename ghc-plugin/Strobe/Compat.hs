@@ -4,8 +4,8 @@
 -- where they take it as an argument (@pdoc@); a load's alignment (9.4); a source
 -- note's name as a 'LexicalFastString' (9.8); Cmm's printers and 'revPostorder' in
 -- "GHC.Cmm" (9.6); where a module's dumps go (9.4); Core's
--- ticks and case alternatives (9.2).  Only
--- GHC 9.0.2 builds it here; the rest follows those versions' sources.  (How a plugin
+-- ticks and case alternatives (9.2).  GHC 9.0.2 and
+-- 9.6.6 build it here; the rest follows those versions' sources.  (How a plugin
 -- reaches the hooks differs too: "Strobe.Plugin".)
 module Strobe.Compat
   ( pprP, label, asmLabel, render, loadOf, storeOf, noteName, sourcePrefix, isDynamicWay

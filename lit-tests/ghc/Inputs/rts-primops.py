@@ -4,7 +4,7 @@
 GHC prints the label of an out-of-line primop as `stg_` and the primop's name
 (`stg_decodeDouble_Int64#`); the RTS defines the primop's code under GHC's assembly
 spelling of that label.  The primop names come from GHC itself (`ghc -e ':browse
-GHC.Prim'`), the symbols from the RTS (`llvm-nm` of libHSrts.a).  Every `stg_…` label
+GHC.Prim'`), the symbols from the RTS (`llvm-nm` of the libHSrts .a that ghc-pkg names).  Every `stg_…` label
 of every primop goes through strobec, and so does every other `stg_` symbol the RTS
 defines (those are printed verbatim: `stg_ap_pp_info`).  Then each RTS symbol that
 names a primop (by GHC's z-decoding) must be what strobec made of that primop's label,
@@ -39,16 +39,29 @@ def z_decode(s):
     return "".join(out)
 
 
+def rts_library():
+    """The static RTS that ghc links by default, where ghc-pkg says the rts package has it
+    (GHC 9.0: <libdir>/rts/libHSrts.a, 9.6: <libdir>/../lib/<platform>/rts-1.0.2/
+    libHSrts-1.0.2.a)."""
+    def field(name):
+        return subprocess.run(["ghc-pkg", "field", "rts", name, "--simple-output"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout.split()
+    for d in field("library-dirs"):
+        for lib in field("hs-libraries"):
+            path = os.path.join(d, f"lib{lib}.a")
+            if os.path.exists(path):
+                return path
+    sys.exit("rts-primops.py: ghc-pkg names no libHSrts .a that exists")
+
+
 def main(strobec, outdir):
     os.makedirs(outdir, exist_ok=True)
     browse = subprocess.run(["ghc", "-e", ":browse GHC.Prim"], check=True,
                             stdout=subprocess.PIPE, text=True).stdout
     primops = sorted(set(re.findall(r"^(?:GHC\.Prim\.)?([a-z][A-Za-z0-9_]*#+)", browse, re.M)))
-    libdir = subprocess.run(["ghc", "--print-libdir"], check=True, stdout=subprocess.PIPE,
-                            text=True).stdout.strip()
-    nm = subprocess.run(["llvm-nm", "--defined-only", "--extern-only", "--no-sort",
-                         os.path.join(libdir, "rts", "libHSrts.a")],
-                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    nm = subprocess.run(["llvm-nm", "--defined-only", "--extern-only", "--no-sort", rts_library()],
+                        check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                        text=True).stdout
     rts = sorted({line.split()[-1] for line in nm.splitlines()
                   if len(line.split()) >= 2 and line.split()[-1].startswith("stg_")})
     is_primop = {sym: z_decode(sym[4:]) in primops for sym in rts}
