@@ -400,8 +400,6 @@ static void ccall(Fn *F, const CmmStmt *s) {
 
 typedef VEC(uint32_t) Worklist;
 
-/* The basic block a branch to Cmm block k goes to: k's own block in this function, made
- * on first use and queued, or, for another proc point, a block that jumps to it. */
 /* Block k after its first tick: where an edge goes whose dynamic stack's top is that
  * tick already (Note [A tick its loop repeats] in ticks.c). */
 static LLVMBasicBlockRef after_tick(Fn *F, uint32_t k) {
@@ -411,6 +409,9 @@ static LLVMBasicBlockRef after_tick(Fn *F, uint32_t k) {
   return F->after_tick[k];
 }
 
+/* The basic block a branch to Cmm block k goes to: k's own block in this function, made
+ * on first use and queued, or, for another proc point, a block that jumps to it; past
+ * k's first tick where the branch may skip it. */
 static LLVMBasicBlockRef target(Fn *F, Worklist *todo, uint32_t k) {
   Lowering *L = F->L;
   if (F->pi->pp[k] && F->pi->fn[k] != F->fn) {

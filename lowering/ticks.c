@@ -413,11 +413,7 @@ static const CmmSrcNote *first_ticked(const CmmProc *p, uint32_t pp, const bool 
     const CmmBlock *blk = &p->blocks[queue[head++]];
     for (uint32_t i = 0; i < blk->nstmts; i++)
       if (blk->stmts[i].kind == CMM_S_TICK) return &blk->stmts[i].u.tick;
-    if (!blk->nstmts) continue;
-    const CmmStmt *last = &blk->stmts[blk->nstmts - 1];
-    uint32_t n = last->kind == CMM_S_SWITCH ? last->u.sw.ncases + 1 : 2;
-    uint32_t *next = arena_alloc(a, n * sizeof *next);
-    n = successors(last, next, n);
+    uint32_t *next, n = successors_of(blk, &next, a); /* a return point is a proc point */
     for (uint32_t j = 0; j < n; j++)
       if (next[j] < p->nblocks && !proc_point[next[j]] && !queued[next[j]]) {
         queued[next[j]] = true;
