@@ -10,7 +10,7 @@
 module Strobe.Compat
   ( pprP, label, asmLabel, render, loadOf, relaxedReadOf, storeOf, noteName, sourcePrefix
   , isDynamicWay
-  , CoreTick, mapAlt, noteString, revPostorder, mapElems
+  , CoreTick, mapAlt, noteString, revPostorder, mapElems, hasStubs
   ) where
 
 import GHC.Cmm
@@ -34,6 +34,12 @@ import GHC.Types.Tickish (CoreTickish, GenTickish (SourceNote))
 #endif
 #if __GLASGOW_HASKELL__ >= 908
 import GHC.Data.FastString (LexicalFastString (..))
+#endif
+-- A module's C stubs: GHC.Driver.Types's in 9.0, GHC.Types.ForeignStubs's from 9.2.
+#if __GLASGOW_HASKELL__ < 902
+import GHC.Driver.Types (ForeignStubs (..))
+#else
+import GHC.Types.ForeignStubs (ForeignStubs (..), getCStub)
 #endif
 -- A LabelMap's functions: GHC.Cmm.Dataflow.Label's from 9.10 on.
 #if __GLASGOW_HASKELL__ < 910
@@ -148,4 +154,15 @@ mapAlt :: (CoreExpr -> CoreExpr) -> CoreAlt -> CoreAlt
 mapAlt f (con, bs, rhs) = (con, bs, f rhs)
 #else
 mapAlt f (Alt con bs rhs) = Alt con bs (f rhs)
+#endif
+
+-- | Whether GHC compiles C stubs for the module (a @foreign export@'s) and merges their
+-- object with the module's: GHC writes the stub's C file when its text is not empty.
+hasStubs :: DynFlags -> ModGuts -> Bool
+hasStubs dflags guts = case mg_foreign guts of
+  NoStubs -> False
+#if __GLASGOW_HASKELL__ < 902
+  ForeignStubs _ c -> not (null (showSDoc dflags c))
+#else
+  ForeignStubs _ c -> not (null (showSDoc dflags (getCStub c)))
 #endif
