@@ -79,13 +79,21 @@ for tool in ["ghc", "valgrind", "gdb"]:
     if shutil.which(tool, path=config.environment.get("PATH")):
         config.available_features.add(tool)
 # The GHC strobe is built with (build/ghc-version): tests whose expected text is GHC's
-# own and differs between versions say REQUIRES: ghc-9.0 or ghc-9.6, or check with
-# --check-prefixes=X,X-%ghc_v (X-ghc90 or X-ghc96 lines for what differs).
+# own and differs between versions say REQUIRES: ghc-9.0, ghc-9.6 or ghc-9.10, or check
+# with --check-prefixes=X,X-%ghc_v (X-ghc90, X-ghc96 or X-ghc910 lines for what differs).
 with open(os.path.join(config.strobe_obj_root, "ghc-version")) as f:
     ghc_version = f.read().strip().split(".")
 if len(ghc_version) >= 2:
     config.available_features.add("ghc-%s.%s" % tuple(ghc_version[:2]))
     config.substitutions.append(("%ghc_v", "ghc%s%s" % tuple(ghc_version[:2])))
+# What examples/haskell/shapes prints, as GHC's build of it does: expected_stdout.txt, or
+# where the GHC prints otherwise, expected_stdout-ghcXY.txt beside it (9.10's
+# displayException of an IOException adds its backtrace).
+shapes = os.path.join(config.strobe_src_root, "examples", "haskell", "shapes")
+shapes_stdout = os.path.join(shapes, "expected_stdout-ghc%s.txt" % "".join(ghc_version[:2]))
+if not os.path.exists(shapes_stdout):
+    shapes_stdout = os.path.join(shapes, "expected_stdout.txt")
+config.substitutions.append(("%shapes_expected_stdout", shapes_stdout))
 # valgrind and gdb tests run the plain build's programs (ASan's shadow memory and
 # LeakSanitizer get in their way).
 if config.strobe_sanitize:

@@ -207,8 +207,10 @@ struct CmmExpr {
       uint8_t kind;             /* CmmLabelKind of name */
       uint32_t block;           /* CMM_LABEL_BLOCK: its index in the proc */
     } label;
-    struct { CmmExpr *addr; bool unaligned; } load;    /* CMM_E_LOAD (type: the loaded type);
-                                                          unaligned: I64^[e], GHC 9.4 */
+    struct { CmmExpr *addr; bool unaligned, relaxed; } load; /* CMM_E_LOAD (type: the loaded
+                                                          type); unaligned: I64^[e], GHC 9.4;
+                                                          relaxed: an atomic load with no
+                                                          order, I64![e], GHC 9.10 */
     struct { uint8_t reg; } global;                    /* CMM_E_GLOBAL */
     struct { const char *name; } local;                /* CMM_E_LOCAL (type: declared) */
     struct { CmmExpr *reg; int64_t offset; } regoff;   /* CMM_E_REGOFF: reg is GLOBAL/LOCAL */

@@ -299,6 +299,18 @@ static LLVMValueRef machop(Fn *F, const CmmExpr *e) {
   case CMM_MO_XX_CONV: return lw_int_at(F, x, w2);
   case CMM_MO_FF_CONV:
     return w2 > w ? LLVMBuildFPExt(b, x, to_float, "") : w2 < w ? LLVMBuildFPTrunc(b, x, to_float, "") : x;
+  case CMM_MO_FMA_FMADD:
+  case CMM_MO_FMA_FMSUB:
+  case CMM_MO_FMA_FNMADD:
+  case CMM_MO_FMA_FNMSUB: { /* llvm.fma, fused as GHC's backends fuse it, the signs negated */
+    LLVMValueRef z = lw_expr(F, e->u.mo.args[2]);
+    bool neg_xy = e->u.mo.op == CMM_MO_FMA_FNMADD || e->u.mo.op == CMM_MO_FMA_FNMSUB;
+    bool neg_z = e->u.mo.op == CMM_MO_FMA_FMSUB || e->u.mo.op == CMM_MO_FMA_FNMSUB;
+    LLVMTypeRef t = LLVMTypeOf(x);
+    LLVMValueRef args[] = {neg_xy ? LLVMBuildFNeg(b, x, "") : x, y,
+                           neg_z ? LLVMBuildFNeg(b, z, "") : z};
+    return lw_llvm_intrinsic(L, "llvm.fma", &t, 1, args, 3);
+  }
   default: internal_error("machop %d", e->u.mo.op);
   }
 }
@@ -320,6 +332,10 @@ LLVMValueRef lw_expr(Fn *F, const CmmExpr *e) {
   case CMM_E_LOAD: {
     LLVMValueRef v = LLVMBuildLoad2(L->b, lw_type_of(L, e->type), address(F, e->u.load.addr), "");
     if (e->u.load.unaligned) LLVMSetAlignment(v, 1); /* I64^[e] (GHC 9.4) */
+    if (e->u.load.relaxed) { /* I64![e] (GHC 9.10): as GHC's LLVM backend, monotonic */
+      LLVMSetOrdering(v, LLVMAtomicOrderingMonotonic);
+      LLVMSetAlignment(v, e->type.width / 8);
+    }
     return v;
   }
   case CMM_E_GLOBAL: return lw_read_global(F, e->u.global.reg, e->loc);

@@ -52,7 +52,8 @@ void lw_free(Lowering *L);
 typedef struct LwSymbols LwSymbols;
 
 LwSymbols *lw_symbols_new(const char *this_unit);
-/* The GHC whose text dump the labels come from (900 for 9.0, the default; 906 for 9.6):
+/* The GHC whose text dump the labels come from (900 for 9.0, the default; 906 for 9.6;
+ * 910 for 9.10):
  * the rules that name built-in syntax and make labels local differ (symbols.c). */
 void lw_symbols_set_ghc(LwSymbols *S, unsigned ghc);
 /* Adds a package map's lines (`MODULE UNIT-ID`, `#` comments); false after reporting

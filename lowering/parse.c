@@ -139,9 +139,10 @@ bool ps_type_of(const char *p, size_t n, CmmType *t) {
   }
 }
 
-bool ps_memory_type(CmmToken t, CmmType *ty, bool *unaligned) {
+bool ps_memory_type(CmmToken t, CmmType *ty, bool *unaligned, bool *relaxed) {
   *unaligned = t.len > 2 && t.p[t.len - 1] == '^';
-  return ps_type_of(t.p, t.len - *unaligned, ty);
+  *relaxed = t.len > 2 && t.p[t.len - 1] == '!';
+  return ps_type_of(t.p, t.len - (*unaligned || *relaxed), ty);
 }
 
 int ps_global_reg(const char *p, size_t n) {

@@ -101,9 +101,10 @@ uint16_t ps_width_digits(const char *p, size_t n);
 uint16_t ps_width(Parser *P);
 /* type := I8 … I512 | P32 | P64 | F32 | F64 */
 bool ps_type_of(const char *p, size_t n, CmmType *t);
-/* memtype := type ['^']   the type of a load or store, before its '['; '^': unaligned
- * (GHC 9.4 and later print `I64^[e]`) */
-bool ps_memory_type(CmmToken t, CmmType *ty, bool *unaligned);
+/* memtype := type ['^' | '!']   the type of a load or store, before its '['; '^': unaligned
+ * (GHC 9.4 and later print `I64^[e]`); '!': a relaxed atomic load (GHC 9.10 prints
+ * MO_RelaxedRead, every closure's info pointer, as `I64![e]`) */
+bool ps_memory_type(CmmToken t, CmmType *ty, bool *unaligned, bool *relaxed);
 /* The global register p names, or -1. */
 int ps_global_reg(const char *p, size_t n);
 

@@ -213,11 +213,12 @@ static CmmExpr *parse_atom_(Parser *P) {
   }
 
   CmmType ty;
-  bool unaligned = false;
-  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_memory_type(t, &ty, &unaligned)) {
+  bool unaligned = false, relaxed = false;
+  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_memory_type(t, &ty, &unaligned, &relaxed)) {
     CmmExpr *e = new_expr(P, CMM_E_LOAD, t.loc);
     e->type = ty;
     e->u.load.unaligned = unaligned;
+    e->u.load.relaxed = relaxed;
     next(P);
     expect_kind(P, TK_LBRACKET, "'['");
     e->u.load.addr = ps_expr(P);

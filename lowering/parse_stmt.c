@@ -435,8 +435,13 @@ static void parse_stmt(Parser *P, CmmStmt *s) {
     return;
   }
   CmmType ty;
-  bool unaligned = false;
-  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_memory_type(t, &ty, &unaligned)) {
+  bool unaligned = false, relaxed = false;
+  if (P->lx.p < P->lx.end && *P->lx.p == '[' && ps_memory_type(t, &ty, &unaligned, &relaxed)) {
+    if (relaxed) /* GHC writes atomically with MO_AtomicWrite, never `I64![e] = v;` */
+      ps_fail_at(P, t.loc + (CmmLoc)t.len - 1,
+                 "expected a store ('%.*s[…] = …;' or '%.*s^[…] = …;'), got the relaxed load "
+                 "'%.*s[' as a statement", (int)t.len - 1, t.p, (int)t.len - 1, t.p,
+                 (int)t.len, t.p);
     s->kind = CMM_S_STORE;
     s->u.store.type = ty;
     s->u.store.unaligned = unaligned;

@@ -164,10 +164,15 @@ void lw_primcall(Fn *F, const CmmStmt *s) {
 
   switch (op) {
   case CMM_PRIM_READ_BARRIER:
+  case CMM_PRIM_ACQUIRE_FENCE:
     LLVMBuildFence(b, LLVMAtomicOrderingAcquire, 0, "");
     return;
   case CMM_PRIM_WRITE_BARRIER:
+  case CMM_PRIM_RELEASE_FENCE:
     LLVMBuildFence(b, LLVMAtomicOrderingRelease, 0, "");
+    return;
+  case CMM_PRIM_SEQCST_FENCE:
+    LLVMBuildFence(b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
     return;
   case CMM_PRIM_TOUCH:
   case CMM_PRIM_PREFETCH: return;

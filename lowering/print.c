@@ -147,7 +147,8 @@ static void print_at(FILE *out, const CmmExpr *e, int level) {
   case CMM_E_LABEL:
   case CMM_E_LABEL_DIFF: print_lit(out, e, true); return;
   case CMM_E_LOAD:
-    fprintf(out, "%s%s[", cmm_type_name(e->type), e->u.load.unaligned ? "^" : "");
+    fprintf(out, "%s%s[", cmm_type_name(e->type),
+            e->u.load.unaligned ? "^" : e->u.load.relaxed ? "!" : "");
     cmm_print_expr(out, e->u.load.addr);
     fputc(']', out);
     return;

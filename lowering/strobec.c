@@ -113,10 +113,10 @@ static void usage(FILE *out) {
         "                      z-encoded unit id as prefix (base_GHCziBase_map_closure)\n"
         "  --this-unit=UNIT    the unit being compiled (default main, which has no\n"
         "                      prefix); it owns every module the map does not list\n"
-        "  --ghc-version=X.Y   the GHC that printed the dump: 9.0 or 9.6 (default: the one\n"
-        "                      strobec was built with), whose objects name tuples\n"
-        "                      GHC.Tuple.Prim's and make a data constructor's info\n"
-        "                      table global\n"
+        "  --ghc-version=X.Y   the GHC that printed the dump: 9.0, 9.6 or 9.10 (default:\n"
+        "                      the one strobec was built with); 9.6's objects name tuples\n"
+        "                      GHC.Tuple.Prim's, and 9.6's and 9.10's make a data\n"
+        "                      constructor's info table global\n"
         "\n"
         "The dynamic stack (docs/lowering.md):\n"
         "  --instrument=GLOBS  instrument the functions whose Haskell names match these\n"
@@ -153,7 +153,7 @@ static unsigned ghc_version(const char *s) {
   unsigned major = 0, minor = 0, patch;
   int len = 0;
   if (sscanf(s, "%u.%u%n.%u%n", &major, &minor, &len, &patch, &len) < 2 || s[len] || major != 9 ||
-      (minor != 0 && minor != 6))
+      (minor != 0 && minor != 6 && minor != 10))
     return 0;
   return 100 * major + minor;
 }
@@ -253,7 +253,8 @@ static Options parse_options(int argc, char **argv) {
       o.package_map = a + 14;
     } else if (strncmp(a, "--ghc-version=", 14) == 0) {
       if (!(o.ghc = ghc_version(a + 14)))
-        usage_error("--ghc-version wants 9.0 or 9.6 (or 9.0.2, 9.6.6), not '%s'", a + 14);
+        usage_error("--ghc-version wants 9.0, 9.6 or 9.10 (or 9.0.2, 9.6.6, 9.10.3), not '%s'",
+                    a + 14);
     } else if (strncmp(a, "--this-unit=", 12) == 0) {
       if (!a[12] || strpbrk(a + 12, " \t\n")) usage_error("bad unit id '%s'", a + 12);
       o.this_unit = a + 12;

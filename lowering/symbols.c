@@ -13,7 +13,8 @@
  *     (--this-unit, default `main`).
  *   - Built-in syntax is printed without its module (`:_con_info`, `[]_closure`,
  *     `(,)_con_info`); it belongs to ghc-prim's GHC.Types (`:`, `[]`) or GHC.Tuple
- *     (`()`, tuples; GHC.Tuple.Prim in GHC 9.6's dumps, --ghc-version), or GHC.Classes
+ *     (`()`, tuples; GHC.Tuple.Prim in GHC 9.6's dumps, --ghc-version, and GHC.Tuple
+ *     again in 9.10's), or GHC.Classes
  *     (`(%,%)`, constraint tuples, bare in 9.6's dumps), so
  *     `[]_closure` and `GHC.Types.[]_closure` are one symbol.
  *   - A label `stg_<primop>` naming an out-of-line primop (`stg_newMutVar#`) is the
@@ -28,7 +29,7 @@
  * and so are the info table and entry code of a data constructor's worker
  * (`Main.Cell_info`: other modules allocate with `Main.Cell_con_info` or refer to
  * `Main.Cell_closure`), in GHC 9.0's objects; every other module-qualified label is
- * global, and in 9.6's those too.
+ * global, and in 9.6's and 9.10's those too.
  *
  * Note [Label kinds]: the kind suffix is the text after the name (`_info`,
  * `_con_info`, `_closure`, …).  The dump does not mark where the name ends, so
@@ -246,7 +247,7 @@ struct LwSymbols {
   VEC(const char *) units_of;
   StrMap table;                 /* label -> index into rows: the plugin's symbols tables */
   VEC(CmmSymbol) rows;
-  unsigned ghc;                 /* the dump's GHC: 900 (9.0), 906 (9.6) */
+  unsigned ghc;                 /* the dump's GHC: 900 (9.0), 906 (9.6), 910 (9.10) */
 };
 
 static uint32_t intern_unit(LwSymbols *S, const char *unit, size_t n) {
@@ -427,8 +428,10 @@ bool lw_resolve(const LwSymbols *S, Arena *a, const char *label, LwSymbol *out, 
                           label);
       return false;
     }
-    /* GHC 9.6 moved the tuples to GHC.Tuple.Prim (GHC.Tuple re-exports them). */
-    if (strcmp(module, "GHC.Tuple") == 0 && S && S->ghc >= 906) module = "GHC.Tuple.Prim";
+    /* GHC 9.6 moved the tuples to GHC.Tuple.Prim (GHC.Tuple re-exports them), and 9.10
+     * back to GHC.Tuple. */
+    if (strcmp(module, "GHC.Tuple") == 0 && S && S->ghc >= 906 && S->ghc < 910)
+      module = "GHC.Tuple.Prim";
   } else {
     if (!split_kind(occ, n - m, &occ_n, &kind)) {
       const char *block = strrchr(label, '_');

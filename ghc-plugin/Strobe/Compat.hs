@@ -3,13 +3,14 @@
 -- printers find the platform in the DynFlags of their context, and 9.2 and later,
 -- where they take it as an argument (@pdoc@); a load's alignment (9.4); a source
 -- note's name as a 'LexicalFastString' (9.8); Cmm's printers and 'revPostorder' in
--- "GHC.Cmm" (9.6); where a module's dumps go (9.4); Core's
--- ticks and case alternatives (9.2).  GHC 9.0.2 and
--- 9.6.6 build it here; the rest follows those versions' sources.  (How a plugin
--- reaches the hooks differs too: "Strobe.Plugin".)
+-- "GHC.Cmm" (9.6); where a module's dumps go (9.4); Core's ticks and case alternatives
+-- (9.2); a LabelMap's functions, relaxed loads (9.10).  GHC 9.0.2, 9.6.6 and 9.10.3
+-- build it here; the rest follows those versions' sources.  (How a plugin reaches the
+-- hooks differs too: "Strobe.Plugin".)
 module Strobe.Compat
-  ( pprP, label, asmLabel, render, loadOf, storeOf, noteName, sourcePrefix, isDynamicWay
-  , CoreTick, mapAlt, noteString, revPostorder
+  ( pprP, label, asmLabel, render, loadOf, relaxedReadOf, storeOf, noteName, sourcePrefix
+  , isDynamicWay
+  , CoreTick, mapAlt, noteString, revPostorder, mapElems, hasStubs
   ) where
 
 import GHC.Cmm
@@ -33,6 +34,18 @@ import GHC.Types.Tickish (CoreTickish, GenTickish (SourceNote))
 #endif
 #if __GLASGOW_HASKELL__ >= 908
 import GHC.Data.FastString (LexicalFastString (..))
+#endif
+-- A module's C stubs: GHC.Driver.Types's in 9.0, GHC.Types.ForeignStubs's from 9.2.
+#if __GLASGOW_HASKELL__ < 902
+import GHC.Driver.Types (ForeignStubs (..))
+#else
+import GHC.Types.ForeignStubs (ForeignStubs (..), getCStub)
+#endif
+-- A LabelMap's functions: GHC.Cmm.Dataflow.Label's from 9.10 on.
+#if __GLASGOW_HASKELL__ < 910
+import GHC.Cmm.Dataflow.Collections (mapElems)
+#else
+import GHC.Cmm.Dataflow.Label (mapElems)
 #endif
 
 -- | What GHC prints with the platform from 9.2 on: declarations, info tables,
@@ -78,6 +91,14 @@ loadOf (CmmLoad a ty) = Just (a, ty, False)
 loadOf (CmmLoad a ty align) = Just (a, ty, align == Unaligned)
 #endif
 loadOf _ = Nothing
+
+-- | A relaxed atomic load's address and width: GHC 9.10 loads every closure's info
+-- pointer with @MO_RelaxedRead@ and prints it @I64![e]@ (9.0 has no such loads).
+relaxedReadOf :: CmmExpr -> Maybe (CmmExpr, Width)
+#if __GLASGOW_HASKELL__ >= 910
+relaxedReadOf (CmmMachOp (MO_RelaxedRead w) [a]) = Just (a, w)
+#endif
+relaxedReadOf _ = Nothing
 
 -- | A store's address, value, and whether it is unaligned (@I64^[e] = v;@, 9.4).
 storeOf :: CmmNode e x -> Maybe (CmmExpr, CmmExpr, Bool)
@@ -133,4 +154,15 @@ mapAlt :: (CoreExpr -> CoreExpr) -> CoreAlt -> CoreAlt
 mapAlt f (con, bs, rhs) = (con, bs, f rhs)
 #else
 mapAlt f (Alt con bs rhs) = Alt con bs (f rhs)
+#endif
+
+-- | Whether GHC compiles C stubs for the module (a @foreign export@'s) and merges their
+-- object with the module's: GHC writes the stub's C file when its text is not empty.
+hasStubs :: DynFlags -> ModGuts -> Bool
+hasStubs dflags guts = case mg_foreign guts of
+  NoStubs -> False
+#if __GLASGOW_HASKELL__ < 902
+  ForeignStubs _ c -> not (null (showSDoc dflags c))
+#else
+  ForeignStubs _ c -> not (null (showSDoc dflags (getCStub c)))
 #endif

@@ -26,6 +26,8 @@ module Strobe.Plugin (plugin) where
 
 import qualified Data.ByteString.Char8 as B8
 import Data.IORef
+import qualified Data.Set as Set
+import System.IO.Unsafe (unsafePerformIO)
 import Data.List (isPrefixOf)
 import GHC.Fingerprint (fingerprintString)
 import Numeric (showHex)
@@ -44,7 +46,7 @@ import GHC.Cmm.Info (cmmToRawCmm)
 import GHC.Driver.Env (HscEnv (..))
 #endif
 
-import Strobe.Compat (isDynamicWay, sourcePrefix)
+import Strobe.Compat (hasStubs, isDynamicWay, sourcePrefix)
 import Strobe.Notes (dropVariableNotes)
 import Strobe.Print
 
@@ -62,7 +64,7 @@ plugin = defaultPlugin
   { driverPlugin = \opts env ->
       pure env { hsc_hooks = (hsc_hooks env) { cmmToRawCmmHook = Just (hook opts env) } }
 #endif
-  , installCoreToDos = \_ todos -> pure ([notes] ++ todos ++ [notes])
+  , installCoreToDos = \_ todos -> pure ([notes, stubs] ++ todos ++ [notes])
     -- The output directory changes with every strobe-ghc run and says nothing about
     -- the object; strobe-ghc's other options reach GHC's fingerprint by -optP-D.
   , pluginRecompile = \_ -> pure (MaybeRecompile (fingerprintString formatVersion))
@@ -71,6 +73,27 @@ plugin = defaultPlugin
 -- | Before GHC's Core pipeline, and after it (Note [Notes on variables]).
 notes :: CoreToDo
 notes = CoreDoPluginPass "strobe: notes on variables" dropVariableNotes
+
+-- | The modules of this GHC process with C stubs (a @foreign export@'s), which GHC
+-- merges with the module's object right after the assembler: the file's first line says
+-- so, and strobe-ghc lowers such a module at once (Note [Modules with stubs]).
+modulesWithStubs :: IORef (Set.Set Module)
+modulesWithStubs = unsafePerformIO (newIORef Set.empty)
+{-# NOINLINE modulesWithStubs #-}
+
+-- | Records whether the module has C stubs (desugaring made them: Core has them all).
+stubs :: CoreToDo
+stubs = CoreDoPluginPass "strobe: C stubs" $ \guts -> do
+  dflags <- getDynFlags
+  liftIO (modifyIORef' modulesWithStubs (if hasStubs dflags guts then Set.insert (mg_module guts)
+                                                                 else Set.delete (mg_module guts)))
+  pure guts
+
+-- Note [Modules with stubs]: GHC 9.0 assembles such a module into its temporary
+-- directory and merges the object with the stub's there; 9.10 assembles it to
+-- @B.o.tmp@, as any module, and merges that with the stub's object into @B.o@ at once.
+-- Either way, strobec's object must be in place when the assembler returns: strobe-ghc
+-- cannot tell 9.10's case from the paths, and reads @stub@ in the file's first line.
 
 -- | The directory of @out=DIR@, or the current directory.
 outDir :: [CommandLineOption] -> FilePath
@@ -102,7 +125,8 @@ writeModule opts dflags m cmm = do
   (path0, h) <- openTempFile dir (name ++ ".cmm")
   path <- makeAbsolute path0
   hSetEncoding h utf8
-  hPutStr h (header dflags m)
+  withStub <- Set.member m <$> readIORef modulesWithStubs
+  hPutStr h (header dflags m withStub)
   labels <- newIORef emptyLabels
   result <- consumeStream cmm $ \group -> do
     seen <- readIORef labels
@@ -138,10 +162,11 @@ bytesOfString = bytesFS . mkFastString
 
 -- | The file's first line: what strobe-ghc needs to know of the module.  The prefix is
 -- where GHC would write the module's dumps: its source file without the extension.
-header :: DynFlags -> Module -> String
-header dflags m =
+header :: DynFlags -> Module -> Bool -> String
+header dflags m withStub =
   "// " ++ formatVersion ++ ": module " ++ moduleNameString (moduleName m)
     ++ ", unit " ++ showSDoc dflags (ppr (moduleUnit m))
+    ++ (if withStub then ", stub" else "")
     ++ maybe "" (", prefix " ++) (sourcePrefix dflags) ++ "\n"
 
 -- | The name a source note gets in the file (Note [Source note names]).

@@ -33,7 +33,6 @@ import qualified Data.ByteString as BS
 import GHC.Cmm
 import GHC.Cmm.CLabel (CLabel, externallyVisibleCLabel)
 import GHC.Cmm.Dataflow.Block (blockSplit, blockToList)
-import GHC.Cmm.Dataflow.Collections (mapElems)
 import GHC.Cmm.Switch (switchTargetsFallThrough, switchTargetsRange)
 import GHC.Cmm.Dataflow.Graph (entryLabel)
 import GHC.Cmm.Utils (toBlockListEntryFirst)
@@ -158,6 +157,7 @@ commas = hsep . punctuate comma
 expr :: DynFlags -> CmmExpr -> SDoc
 expr dflags e = case e of
   _ | Just (a, ty, unaligned) <- loadOf e -> ppr ty <> alignMark unaligned <> brackets (expr dflags a)
+  _ | Just (a, w) <- relaxedReadOf e -> ppr (cmmBits w) <> char '!' <> brackets (expr dflags a)
   CmmLit l -> lit dflags l
   CmmReg r -> ppr r
   CmmRegOff r i -> parens (ppr r <+> char '+' <+> int i)
@@ -181,6 +181,7 @@ operandOf dflags e
     atomic (CmmLit (CmmLabelDiffOff {})) = False
     atomic (CmmLit _) = True -- a negative number is in parentheses already
     atomic x | Just _ <- loadOf x = True
+    atomic x | Just _ <- relaxedReadOf x = True
     atomic (CmmReg _) = True
     atomic (CmmMachOp op args) =
       not (length args == 2 && isInfix op) && not (length args == 1 && isPrefix op)

@@ -9,6 +9,11 @@ and are allowed where the dump or GHC's object shows their cause:
     llvm.ctpop (docs/lowering.md);
   - `registerForeignExports`: GHC's object carries its foreign-exports initialiser
     (the local `stginit_export_<Module>`), C code that is not in the Cmm.
+One difference comes from GHC 9.10's text, which drops what the symbol says: a record
+field's selector is `M_zdfldZC<Type>ZC<field>_closure` (`$fld:Type:field`), and the dump
+names it `M.field_closure`, without its type.  Each such pair is printed as a field
+selector, not a difference (GHC 9.0's and 9.6's objects have no such symbols; strobe-ghc
+reads the plugin's table of GHC's own symbols, not the text).
 Prints one line per difference and a summary; exit status 1 if they differ."""
 import re
 import subprocess
@@ -39,6 +44,12 @@ def main(ghc_obj, strobe_obj, dump):
     if any(n.startswith("stginit_export_") for n in gl):
         allowed.add("registerForeignExports")
     bad = 0
+    for name in sorted(gd - sd):
+        m = re.fullmatch(r"(.*?)zdfldZC.+?ZC(.+)", name)
+        if m and m.group(1) + m.group(2) in sd - gd:
+            print(f"field selector without its type in the text: {m.group(1) + m.group(2)} "
+                  f"for {name}")
+            sd.discard(m.group(1) + m.group(2)); gd.discard(name)
     for name in sorted(gd - sd):
         print(f"global in GHC's object only: {name}"); bad += 1
     for name in sorted(sd - gd):
