@@ -20,7 +20,11 @@
  *                         an asynchronous exception (throwTo, killThread, timeout, the
  *                         runtime's BlockedIndefinitely…): recorded against its target,
  *                         so that the report of a later message does not show the
- *                         stack of an earlier, unrelated raise.
+ *                         stack of an earlier, unrelated raise;
+ *   maybePerformBlockedException, throwToMsg
+ *                         with the above, every way into raiseAsync from outside
+ *                         RaiseAsync.c, where an asynchronous exception is delivered
+ *                         (Note [Where an asynchronous exception is delivered]).
  *
  * The snapshots.  A process-wide table of RT_RAISE_SLOTS slots (ghc_exceptions.h), one
  * per Haskell thread id modulo that, each with RT_RAISE_RECORDS records of at most
@@ -69,8 +73,11 @@ void *__real_throwTo(void *cap, void *source, void *target, void *exception);
 void __real_throwToSingleThreaded(void *cap, void *tso, void *exception);
 void __real_throwToSingleThreaded_(void *cap, void *tso, void *exception, bool stop_at_atomically);
 void __real_throwToSelf(void *cap, void *tso, void *exception);
-void __real_raiseAsync(void *cap, void *tso, void *exception, bool stop_at_atomically,
-                       void *stop_here);
+void *__real_raiseAsync(void *cap, void *tso, void *exception, bool stop_at_atomically,
+                        void *stop_here);
+int __real_maybePerformBlockedException(void *cap, void *tso);
+uint32_t __real_throwToMsg(void *cap, void *msg);
+extern const char stg_enter_info[], stg_ap_pv_info[];
 void *rts_unsafeGetMyCapability(void);
 
 /* ---- options ---------------------------------------------------------------------- */
@@ -314,6 +321,33 @@ static void async_to(void *target, void *exception) {
   if (target) rt_raise_async(&table, rt_ghc_tso_id(target), untag(exception));
 }
 
+/* Note [Where an asynchronous exception is delivered]
+   ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+   raiseAsync (RaiseAsync.c) unwinds the target's stack to its innermost catch frame.
+   GHC 9.0 leaves there a closure that raises the exception again (stg_raise) when the
+   thread runs: the delivery is a raiseExceptionHelper, which finds the exception
+   recorded by async_to and reports it as asynchronous.  From GHC 9.4 raiseAsync
+   applies the handler itself (its Note [Apply the handler directly in raiseAsync]):
+   the stack's top is then
+
+       stg_enter_info, handler, stg_ap_pv_info, exception
+
+   and no raise follows.  raiseAsync is called from inside RaiseAsync.c (throwTo,
+   throwToMsg, throwToSingleThreaded, maybePerformBlockedException), where --wrap does
+   not reach: the wraps of the functions that other objects call look, when the real
+   one returns, for that top on the target's stack, and report the delivery there.
+   On 9.0 the top is stg_raise's, and the raise reports, as before. */
+static void delivered(const void *tso) {
+  if (!tso) return;
+  const void *stack = (const void *)word_at(tso, GHC_TSO_STACKOBJ);
+  const uintptr_t *sp = stack ? (const uintptr_t *)word_at(stack, GHC_STACK_SP) : NULL;
+  if (!sp || sp[0] != (uintptr_t)stg_enter_info || sp[2] != (uintptr_t)stg_ap_pv_info) return;
+  pthread_once(&options_once, read_options);
+  uint64_t id = rt_ghc_tso_id(tso);
+  rt_raise_async(&table, id, untag((const void *)sp[3]));
+  if (opt_raise) rt_report_raise(STDERR_FILENO, id, RT_RAISED_ASYNC, NULL);
+}
+
 uintptr_t __wrap_raiseExceptionHelper(void *reg, void *tso, void *exception) {
   pthread_once(&options_once, read_options);
   bool io = rt_raising_io;
@@ -350,26 +384,50 @@ void __wrap_errorBelch2(const char *fmt, char *msg) {
 
 void *__wrap_throwTo(void *cap, void *source, void *target, void *exception) {
   async_to(target, exception);
-  return __real_throwTo(cap, source, target, exception);
+  void *msg = __real_throwTo(cap, source, target, exception);
+  if (!msg) delivered(target);
+  return msg;
 }
 
 void __wrap_throwToSingleThreaded(void *cap, void *tso, void *exception) {
   async_to(tso, exception);
   __real_throwToSingleThreaded(cap, tso, exception);
+  delivered(tso);
 }
 
 void __wrap_throwToSingleThreaded_(void *cap, void *tso, void *exception, bool stop_at_atomically) {
   async_to(tso, exception);
   __real_throwToSingleThreaded_(cap, tso, exception, stop_at_atomically);
+  delivered(tso);
 }
 
 void __wrap_throwToSelf(void *cap, void *tso, void *exception) {
   async_to(tso, exception);
   __real_throwToSelf(cap, tso, exception);
+  delivered(tso);
 }
 
-void __wrap_raiseAsync(void *cap, void *tso, void *exception, bool stop_at_atomically,
-                       void *stop_here) {
+/* raiseAsync returns its TSO from GHC 9.4 (void before) */
+void *__wrap_raiseAsync(void *cap, void *tso, void *exception, bool stop_at_atomically,
+                        void *stop_here) {
   async_to(tso, exception);
-  __real_raiseAsync(cap, tso, exception, stop_at_atomically, stop_here);
+  void *r = __real_raiseAsync(cap, tso, exception, stop_at_atomically, stop_here);
+  delivered(tso);
+  return r;
+}
+
+/* a throwTo that waited for its target to unmask: recorded by the throwTo */
+int __wrap_maybePerformBlockedException(void *cap, void *tso) {
+  int raised = __real_maybePerformBlockedException(cap, tso);
+  if (raised) delivered(tso);
+  return raised;
+}
+
+/* a throwTo from another capability (-threaded): recorded by the throwTo, delivered
+ * when the target's capability reads the message */
+uint32_t __wrap_throwToMsg(void *cap, void *msg) {
+  const void *target = (const void *)word_at(msg, GHC_MSG_THROWTO_TARGET);
+  uint32_t r = __real_throwToMsg(cap, msg);
+  if (r == 0 /* THROWTO_SUCCESS */) delivered(target);
+  return r;
 }

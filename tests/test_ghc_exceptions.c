@@ -66,10 +66,33 @@ void __real_errorBelch2(const char *fmt, char *msg) {
   fflush(stderr);
 }
 
+/* What raiseAsync leaves on top of the target's stack: 9.0's stg_raise closure, or
+ * 9.4's application of the handler (Note [Where an asynchronous exception is
+ * delivered] in rts/ghc_exceptions.c); the stand-in of throwTo puts it there. */
+const char stg_enter_info[8], stg_ap_pv_info[8];
+static uintptr_t delivered_top[4];
+
+static void deliver_as_90(uintptr_t exception) {
+  (void)exception;
+  uintptr_t top[] = {(uintptr_t)stg_enter_info, 0x7000 /* stg_raise */, 0, 0};
+  memcpy(delivered_top, top, sizeof top);
+}
+
+static void deliver_as_96(uintptr_t exception) {
+  uintptr_t top[] = {(uintptr_t)stg_enter_info, 0x7100 /* the handler */,
+                     (uintptr_t)stg_ap_pv_info, exception};
+  memcpy(delivered_top, top, sizeof top);
+}
+
+static void (*deliver)(uintptr_t exception) = deliver_as_90;
+
 void *__real_throwTo(void *c, void *source, void *target, void *exception);
 void *__real_throwTo(void *c, void *source, void *target, void *exception) {
-  (void)c, (void)source, (void)target, (void)exception;
+  (void)c, (void)source;
   real_throw_calls++;
+  deliver((uintptr_t)exception);
+  FakeTso *t = target;
+  ((FakeStack *)t->words[GHC_TSO_STACKOBJ / 8])->words[GHC_STACK_SP / 8] = (uintptr_t)delivered_top;
   return NULL;
 }
 void __real_throwToSingleThreaded(void *c, void *t, void *exception);
@@ -78,8 +101,12 @@ void __real_throwToSingleThreaded_(void *c, void *t, void *exception, bool s);
 void __real_throwToSingleThreaded_(void *c, void *t, void *exception, bool s) { (void)c, (void)t, (void)exception, (void)s; }
 void __real_throwToSelf(void *c, void *t, void *exception);
 void __real_throwToSelf(void *c, void *t, void *exception) { (void)c, (void)t, (void)exception; }
-void __real_raiseAsync(void *c, void *t, void *exception, bool s, void *h);
-void __real_raiseAsync(void *c, void *t, void *exception, bool s, void *h) { (void)c, (void)t, (void)exception, (void)s, (void)h; }
+void *__real_raiseAsync(void *c, void *t, void *exception, bool s, void *h);
+void *__real_raiseAsync(void *c, void *t, void *exception, bool s, void *h) { (void)c, (void)exception, (void)s, (void)h; return t; }
+int __real_maybePerformBlockedException(void *c, void *t);
+int __real_maybePerformBlockedException(void *c, void *t) { (void)c, (void)t; return 0; }
+uint32_t __real_throwToMsg(void *c, void *msg);
+uint32_t __real_throwToMsg(void *c, void *msg) { (void)c, (void)msg; return 0; }
 void *rts_unsafeGetMyCapability(void);
 void *rts_unsafeGetMyCapability(void) { return cap; }
 
@@ -374,6 +401,41 @@ static void test_async_report(void **state) {
                       "prog: killed\n");
 }
 
+/* GHC 9.4 and later: raiseAsync applies the handler, and no raise follows. */
+static void thrown_to_applied(void) {
+  three_deep();
+  set_thread(9, 0x400, 1);
+  assert_null(__wrap_throwTo(cap, NULL, &tso, (void *)0x6001));
+  __wrap_errorBelch2("%s", "killed");
+}
+
+static void test_async_delivered(void **state) {
+  (void)state;
+  rt_ghc_exceptions_configure(true, true);
+  deliver = deliver_as_96;
+  capture(thrown_to_applied);
+  deliver = deliver_as_90;
+  assert_string_equal(captured,
+                      "strobe: asynchronous exception raised in Haskell thread 9 (throwTo, "
+                      "killThread, timeout or the runtime); no dynamic stack is kept for it\n"
+                      "strobe: uncaught exception in Haskell thread 9: it was thrown to the "
+                      "thread asynchronously (throwTo, killThread, timeout or the runtime); "
+                      "no dynamic stack was kept for it\n"
+                      "prog: killed\n");
+}
+
+/* GHC 9.0: the delivery is a raise, which reports it; the wrap of throwTo does not. */
+static void test_async_delivered_as_a_raise(void **state) {
+  (void)state;
+  rt_ghc_exceptions_configure(true, true);
+  capture(thrown_to_applied);
+  assert_string_equal(captured,
+                      "strobe: uncaught exception in Haskell thread 9: it was thrown to the "
+                      "thread asynchronously (throwTo, killThread, timeout or the runtime); "
+                      "no dynamic stack was kept for it\n"
+                      "prog: killed\n");
+}
+
 /* ---- frames (Note [One frame per activation] in rts/report.c) --------------------- */
 
 /* Main.f's binding (10,1)-(12,30), a note in it, and one in that; Main.g's binding. */
@@ -437,6 +499,8 @@ int main(void) {
       TEST(test_no_raise_no_report),
       TEST(test_report_uncaught_off),
       TEST(test_async_report),
+      TEST(test_async_delivered),
+      TEST(test_async_delivered_as_a_raise),
       TEST(test_frames),
 #undef TEST
   };
