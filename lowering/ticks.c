@@ -466,7 +466,7 @@ bool tk_mode_parse(const char *s, TkMode *mode) {
    moved, the top is still that tick at the same watermark, so ticking it again would
    only count a repeat.  Such a back edge skips the tick: the header's block is split
    after it, and the edge goes to the second half.  The loop's frame is then the same,
-   and its `(xN)` counts the times the loop was entered, not its iterations.
+   and its `(×N)` counts the times the loop was entered, not its iterations.
 
    The top after each block is a forward dataflow over the function's blocks: a tick
    sets it, anything else that acts on the stack (or moves Sp, which the watermarks are
