@@ -16,8 +16,7 @@ set -uo pipefail
 
 release=${1:-}
 case $release in
-  trixie) suite=trixie ;;
-  forky) suite=forky ;;
+  trixie | forky) ;;
   *) echo "usage: test-chroot.sh trixie|forky" >&2; exit 2 ;;
 esac
 if [ "$(id -u)" -ne 0 ]; then
@@ -47,12 +46,12 @@ if [ "${STROBE_KEEP_CHROOT:-0}" != 1 ] || [ ! -x "$root/bin/sh" ]; then
   rm -rf "$root"
   mkdir -p "$root"
   # bookworm's debootstrap has no script for forky; sid's makes the same system.
-  script=/usr/share/debootstrap/scripts/$suite
+  script=/usr/share/debootstrap/scripts/$release
   [ -e "$script" ] || script=/usr/share/debootstrap/scripts/sid
-  echo "test-chroot.sh: debootstrap $suite into $root"
-  debootstrap --variant=minbase "$suite" "$root" "$mirror" "$script" > "$root.debootstrap.log" 2>&1 || {
+  echo "test-chroot.sh: debootstrap $release into $root"
+  debootstrap --variant=minbase "$release" "$root" "$mirror" "$script" > "$root.debootstrap.log" 2>&1 || {
     tail -n 20 "$root.debootstrap.log" >&2
-    echo "test-chroot.sh: debootstrap $suite failed" >&2
+    echo "test-chroot.sh: debootstrap $release failed" >&2
     exit 1
   }
   # forky's Release file may be past its Valid-Until by this machine's clock: this
